@@ -1,0 +1,2 @@
+//! The Reasonix plugin host: package management and the extension runtime.
+pub mod cli;
