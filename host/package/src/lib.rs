@@ -10,6 +10,7 @@
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
 
+pub mod compat;
 pub mod manifest;
 pub mod package;
 
