@@ -29,6 +29,8 @@ use serde_json::Value;
 
 #[path = "wit_drift/checker.rs"]
 mod drift;
+#[path = "wit_drift/reference.rs"]
+mod reference;
 
 fn wit_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("since_v2.0.0")
@@ -40,6 +42,13 @@ fn schema() -> Value {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+}
+
+fn doc(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 fn differences_of(dir: &Path, schema: &Value) -> Vec<String> {
@@ -459,4 +468,69 @@ fn package_major_drift_is_reported() {
         |s| s["protocolMajor"] = 3.into(),
         "does not have the schema's protocolMajor Some(3)",
     );
+}
+
+#[test]
+fn reference_documents_every_wit_item() {
+    let (resolve, package) = drift::load(&wit_dir()).unwrap();
+    let differences = reference::differences(&resolve, package, &doc("wit-reference.md"));
+    assert!(
+        differences.is_empty(),
+        "docs/wit-reference.md is out of date:\n  {}",
+        differences.join("\n  ")
+    );
+}
+
+#[test]
+fn reference_drift_is_reported() {
+    let (resolve, package) = drift::load(&wit_dir()).unwrap();
+    let page = doc("wit-reference.md");
+    let edits = [
+        (
+            "| `seq-base` |",
+            "| `seq-basis` |",
+            "has no row for `seq-base`",
+        ),
+        (
+            "### func `stream-open`",
+            "### func `stream-start`",
+            "documents func `stream-start`, which WIT does not have",
+        ),
+        (
+            "| export | `tool` |",
+            "| export | `tools` |",
+            "has a row for `tools`, which WIT does not have",
+        ),
+        (
+            "## interface `log`",
+            "## interface `logging`",
+            "reference has no section for interface `log`",
+        ),
+    ];
+    for (from, to, needle) in edits {
+        assert!(page.contains(from), "reference lacks {from:?}");
+        let differences = reference::differences(&resolve, package, &page.replacen(from, to, 1));
+        assert_reported(&differences, needle);
+    }
+}
+
+#[test]
+fn protocol_doc_maps_every_method() {
+    let schema = schema();
+    let text = doc("protocol.md");
+    for (method, spec) in schema["methods"].as_object().unwrap() {
+        let (interface, function) = drift::wit_location(
+            method,
+            spec["class"].as_str().unwrap(),
+            spec["direction"].as_str().unwrap(),
+        )
+        .unwrap();
+        let row = format!("| `{method}` |");
+        let target = format!("`{interface}.{function}`");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&row) && l.contains(&target)),
+            "docs/protocol.md has no table row mapping `{method}` to {target}"
+        );
+    }
 }
