@@ -534,3 +534,118 @@ fn protocol_doc_maps_every_method() {
         );
     }
 }
+
+/// A (dummy) core module for the world, wrapped as a component: proves the
+/// world is a valid component-model world and that a component built
+/// against it names the package version in every interface it imports and
+/// exports, which is how a host learns the version before instantiating.
+#[test]
+fn a_component_built_against_the_world_names_the_package_version() {
+    use wit_component::{ComponentEncoder, DecodedWasm, StringEncoding};
+    use wit_parser::{ManglingAndAbi, WorldItem};
+
+    let (resolve, package) = drift::load(&wit_dir()).unwrap();
+    let world = resolve
+        .select_world(&[package], Some(drift::WORLD))
+        .unwrap();
+    let mut module = wit_component::dummy_module(&resolve, world, ManglingAndAbi::Standard32);
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        StringEncoding::UTF8,
+        false,
+    )
+    .unwrap();
+    let component = ComponentEncoder::default()
+        .validate(true)
+        .module(&module)
+        .unwrap()
+        .encode()
+        .unwrap();
+
+    let interface_names = |resolve: &wit_parser::Resolve,
+                           items: &mut dyn Iterator<Item = &WorldItem>| {
+        items
+            .filter_map(|item| match item {
+                WorldItem::Interface { id, .. } => resolve.id_of(*id),
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+    };
+    let DecodedWasm::Component(decoded, decoded_world) = wit_component::decode(&component).unwrap()
+    else {
+        panic!("the encoder did not produce a component");
+    };
+    let decoded_world = &decoded.worlds[decoded_world];
+    let source_world = &resolve.worlds[world];
+    let imports = interface_names(&decoded, &mut decoded_world.imports.values());
+    let exports = interface_names(&decoded, &mut decoded_world.exports.values());
+    assert_eq!(
+        imports,
+        interface_names(&resolve, &mut source_world.imports.values())
+    );
+    assert_eq!(
+        exports,
+        interface_names(&resolve, &mut source_world.exports.values())
+    );
+    for name in imports.iter().chain(&exports) {
+        assert!(
+            name.starts_with("reasonix:extension/") && name.ends_with("@2.0.0"),
+            "{name}"
+        );
+    }
+    assert!(exports.contains("reasonix:extension/lifecycle@2.0.0"));
+    assert!(imports.contains("reasonix:extension/host-provider@2.0.0"));
+}
+
+/// The replacement slots and hook points are not in the schema; their wire
+/// strings in the WIT docs must be exactly what the wire crate parses.
+#[test]
+fn slot_and_point_wire_names_match_the_wire_crate() {
+    use reasonix_protocol::{HookPoint, Slot};
+    use wit_parser::TypeDefKind;
+
+    let (resolve, package) = drift::load(&wit_dir()).unwrap();
+    let types = resolve.packages[package].interfaces["types"];
+    let typedef = |name: &str| &resolve.types[resolve.interfaces[types].types[name]];
+    let wire = |docs: &wit_parser::Docs| {
+        let text = docs.contents.clone().unwrap_or_default();
+        let rest = &text[text.find("Wire: `").expect("a Wire: line") + 7..];
+        rest[..rest.find('`').unwrap()].to_string()
+    };
+
+    let TypeDefKind::Variant(slots) = &typedef("replacement-slot").kind else {
+        panic!("replacement-slot is not a variant");
+    };
+    let mut named = Vec::new();
+    for case in &slots.cases {
+        let wire = wire(&case.docs);
+        match (&case.ty, case.name.as_str()) {
+            (None, _) => {
+                let slot = Slot::parse(&wire).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+                assert_eq!(drift::kebab(&slot.to_wire()), case.name);
+                named.push(slot);
+            }
+            (Some(_), "tool") => assert_eq!(wire, "tool:<name>"),
+            (Some(_), "provider") => assert_eq!(wire, "provider:<ref>"),
+            (Some(_), other) => panic!("unexpected parameterised slot {other}"),
+        }
+    }
+    assert_eq!(named, Slot::NAMED.to_vec());
+    assert!(Slot::parse("tool:grep").is_ok() && Slot::parse("provider:a/b").is_ok());
+
+    let TypeDefKind::Enum(points) = &typedef("hook-point").kind else {
+        panic!("hook-point is not an enum");
+    };
+    let documented: Vec<HookPoint> = points
+        .cases
+        .iter()
+        .map(|case| HookPoint::from_name(&wire(&case.docs)).expect(&case.name))
+        .collect();
+    let mut all = HookPoint::ALL.to_vec();
+    let mut sorted = documented.clone();
+    all.sort_by_key(|p| p.as_str());
+    sorted.sort_by_key(|p| p.as_str());
+    assert_eq!(sorted, all);
+}
