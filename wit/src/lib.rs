@@ -14,6 +14,7 @@ pub mod frame;
 pub mod limits;
 pub mod methods;
 pub mod points;
+mod strict;
 pub mod types;
 pub mod validate;
 

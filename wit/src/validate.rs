@@ -1,6 +1,7 @@
 //! Checks the schema states beyond types (`nonempty`, minimums, sha256
 //! format, chunk invariants), and the strict per-method decode.
 
+use crate::strict::ObjectsOnly;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -144,7 +145,7 @@ impl DecodeError {
 /// `deny_unknown_fields`, trailing JSON rejected), then validates it.
 pub fn decode_json<T: DeserializeOwned + Validate>(text: &str) -> Result<T, DecodeError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let value: T = serde_path_to_error::deserialize(ObjectsOnly(&mut de)).map_err(|e| {
         let path = e.path().to_string();
         DecodeError::Shape {
             path: if path == "." { String::new() } else { path },

@@ -223,3 +223,19 @@ fn every_schema_def_name_is_unique() {
     assert_eq!(names.len(), SCHEMA_DEF_NAMES.len());
     assert_eq!(names.len(), 45);
 }
+
+#[test]
+fn structs_must_be_objects_not_arrays_at_any_depth() {
+    let (_, message) = shape_error::<ShutdownParams>("[5000]");
+    assert!(message.contains("invalid type: sequence"), "{message}");
+    let (path, _) =
+        shape_error::<StreamChunkParams>(r#"{"streamId":"s","seq":1,"chunk":["done"]}"#);
+    assert_eq!(path, "chunk");
+    let (path, _) =
+        shape_error::<ProviderRequest>(r#"{"messages":[["user","hi"]],"tools":[],"maxTokens":1}"#);
+    assert_eq!(path, "messages[0]");
+    // Raw "any" members and maps still pass through the adapter untouched.
+    let p: ToolCallParams =
+        decode_json(r#"{"name":"t","arguments":[1,{"a":null}],"timeoutMillis":1}"#).unwrap();
+    assert_eq!(p.arguments.get(), r#"[1,{"a":null}]"#);
+}
