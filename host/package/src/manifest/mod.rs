@@ -338,8 +338,14 @@ fn path_list(issues: &mut Issues, value: Option<&Value>, path: &str) -> Vec<Stri
                 match item {
                     Value::String(s) => raw.push((at, s.clone())),
                     Value::Object(_) => {
+                        let before = issues.list.len();
                         if let Some(obj) = strict_object(issues, item, &at, &["path"]) {
-                            raw.push((at, obj.str(issues, "path").unwrap_or_default()));
+                            let typo_only = issues.list.len() > before && !obj.has("path");
+                            // `{"paht": "x"}`: the typo is the error; a second
+                            // "path is required" would only repeat it.
+                            if !typo_only {
+                                raw.push((at, obj.str(issues, "path").unwrap_or_default()));
+                            }
                         }
                     }
                     other => issues.push(

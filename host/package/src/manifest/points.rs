@@ -2,41 +2,10 @@
 //! slot forms and the capability families (EXTENSION_PROTOCOL_V2.md §6, §7;
 //! the seed's runtime capability list).
 //!
-//! A small local table: `reasonix-protocol` does not publish typed points
-//! and slots yet. When it does, these should defer to it.
+//! Points and slots come from `reasonix-protocol`, so the manifest and the
+//! wire can never disagree about them.
 
-/// Every interceptor point, in the protocol's order.
-pub const HOOK_POINTS: [&str; 17] = [
-    "session.start",
-    "session.end",
-    "session.load",
-    "session.save",
-    "session.rotate",
-    "input.receive",
-    "agent.before_start",
-    "system_prompt.build",
-    "context.prepare",
-    "provider.request",
-    "provider.response",
-    "tool.before",
-    "tool.after",
-    "permission.decision",
-    "compaction.prepare",
-    "compaction.complete",
-    "frontend.event",
-];
-
-/// The eight named replacement slots.
-pub const NAMED_SLOTS: [&str; 8] = [
-    "system_prompt",
-    "context",
-    "provider_request",
-    "provider_response",
-    "compaction",
-    "session_policy",
-    "permission",
-    "frontend_events",
-];
+use reasonix_protocol::points::{HookPoint, Slot};
 
 /// Capability families a runtime may declare.
 pub const RUNTIME_CAPABILITIES: [&str; 6] = [
@@ -65,7 +34,12 @@ const SHELLS: [&str; 12] = [
 ];
 
 pub fn is_hook_point(s: &str) -> bool {
-    HOOK_POINTS.contains(&s)
+    HookPoint::from_name(s).is_some()
+}
+
+/// The names of all 17 hook points, in the protocol's order.
+pub fn hook_point_names() -> Vec<&'static str> {
+    HookPoint::ALL.iter().map(|p| p.as_str()).collect()
 }
 
 /// Why a `replaces` entry is not a slot.
@@ -78,35 +52,11 @@ pub enum SlotError {
 
 /// Check one `replaces` entry against the slot forms.
 pub fn check_slot(s: &str) -> Result<(), SlotError> {
-    if NAMED_SLOTS.contains(&s) {
-        return Ok(());
-    }
-    if let Some(tool) = s.strip_prefix("tool:") {
-        return if tool.is_empty() || tool.chars().any(char::is_whitespace) {
-            Err(SlotError::BadTool)
-        } else {
-            Ok(())
-        };
-    }
-    if let Some(provider) = s.strip_prefix("provider:") {
-        return if valid_provider_ref(provider) {
-            Ok(())
-        } else {
-            Err(SlotError::BadProvider)
-        };
-    }
-    Err(SlotError::Unknown)
-}
-
-/// `<name>/<model>` or `plugin/<plugin>/<name>/<model>`, no part empty or
-/// holding whitespace.
-fn valid_provider_ref(r: &str) -> bool {
-    let parts: Vec<&str> = r.split('/').collect();
-    let clean = |p: &&str| !p.is_empty() && !p.chars().any(char::is_whitespace);
-    match parts.as_slice() {
-        [_, _] => parts.iter().all(clean),
-        ["plugin", _, _, _] => parts.iter().all(clean),
-        _ => false,
+    match Slot::parse(s) {
+        Ok(_) => Ok(()),
+        Err(_) if s.starts_with("tool:") => Err(SlotError::BadTool),
+        Err(_) if s.starts_with("provider:") => Err(SlotError::BadProvider),
+        Err(_) => Err(SlotError::Unknown),
     }
 }
 
@@ -127,13 +77,19 @@ mod tests {
 
     #[test]
     fn slot_forms() {
-        for ok in NAMED_SLOTS.iter().copied().chain([
+        let named: Vec<String> = Slot::NAMED.iter().map(Slot::to_wire).collect();
+        assert_eq!(named.len(), 8);
+        for ok in named.iter().map(String::as_str).chain([
             "tool:bash",
             "provider:openai/gpt-5",
             "provider:plugin/p/n/m",
         ]) {
             assert_eq!(check_slot(ok), Ok(()), "{ok}");
         }
+        assert_eq!(hook_point_names().len(), 17);
+        assert!(hook_point_names().iter().all(|p| is_hook_point(p)));
+        assert!(!is_hook_point("input.recieve"));
+        assert_eq!(check_slot("provider:a b/m"), Err(SlotError::BadProvider));
         assert_eq!(check_slot("systemprompt"), Err(SlotError::Unknown));
         assert_eq!(check_slot("tool:"), Err(SlotError::BadTool));
         assert_eq!(check_slot("tool:a b"), Err(SlotError::BadTool));

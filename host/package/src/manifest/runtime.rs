@@ -16,8 +16,9 @@ pub const PLUGIN_ROOT_VAR: &str = "${REASONIX_PLUGIN_ROOT}";
 /// Lowest and highest interceptor priority.
 pub const PRIORITY_RANGE: (i64, i64) = (-1000, 1000);
 
-/// The host's ceiling for a runtime's intercept budget.
-pub const MAX_TIMEOUT_MILLIS: u64 = 60_000;
+/// The host's ceiling for a runtime's intercept budget (60 s).
+pub const MAX_TIMEOUT_MILLIS: u64 =
+    reasonix_protocol::points::MAX_INTERCEPT_TIMEOUT.as_millis() as u64;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
