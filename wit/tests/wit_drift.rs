@@ -702,3 +702,47 @@ fn every_wit_item_is_documented() {
         "WIT items without a doc comment: {undocumented:?}"
     );
 }
+
+#[test]
+fn typed_string_list_without_string_array_is_reported() {
+    assert_schema_edit_reported(
+        |s| {
+            s["$defs"]["InitializeResult"]["properties"]["subscriptions"] =
+                serde_json::json!({"type": "array", "items": {"type": "integer"}})
+        },
+        "field `InitializeResult.subscriptions` is no longer string[] in the schema",
+    );
+}
+
+#[test]
+fn record_for_empty_params_is_reported() {
+    assert_wit_edit_reported(
+        "lifecycle.wit",
+        "    initialized: func();",
+        "    record initialized-params {\n        /// x\n        nothing: bool,\n    }\n\n    initialized: func(params: initialized-params);",
+        "$defs `InitializedParams` has no properties, so WIT must not define `initialized-params`",
+    );
+}
+
+#[test]
+fn protocol_id_drift_is_reported() {
+    assert_schema_edit_reported(
+        |s| s["protocolID"] = "reasonix.extension.v3".into(),
+        "docs do not name protocolID `reasonix.extension.v3`",
+    );
+}
+
+#[test]
+fn method_outside_the_naming_rule_is_reported() {
+    assert_schema_edit_reported(
+        |s| {
+            s["methods"]["rpc/ping"] = serde_json::json!({
+                "class": "lifecycle", "direction": "host_to_extension_request",
+                "notification": false,
+                "params": {"$ref": "#/$defs/ShutdownParams"},
+                "result": {"$ref": "#/$defs/ShutdownResult"}
+            })
+        },
+        "method `rpc/ping` has no WIT name under the naming rule",
+    );
+}
