@@ -264,11 +264,11 @@ func (h *scriptedHost) wait() error {
 
 func initParams() map[string]any {
 	return map[string]any{
-		"protocolId":      ProtocolID,
-		"protocolVersion": "2",
-		"manifest":        map[string]any{"intercepts": []string{"input.receive"}},
-		"session":         map[string]any{"sessionId": "s1", "workspaceRoot": "/w", "generation": 1},
-		"capabilities":    map[string]any{"contentRefs": true, "uiHost": "headless", "protocolVersion": "2"},
+		"protocolId":              ProtocolID,
+		"protocolVersion":         "2",
+		"manifest":                map[string]any{"intercepts": []string{"input.receive"}},
+		"session":                 map[string]any{"sessionId": "s1", "workspaceRoot": "/w", "generation": 1},
+		"capabilities":            map[string]any{"contentRefs": true, "uiHost": "headless", "protocolVersion": "2"},
 		"dependencySchemaVersion": 1,
 	}
 }

@@ -40,17 +40,23 @@ func strictDecode(raw json.RawMessage, v any) error {
 	if len(doc) == 0 {
 		doc = []byte("{}")
 	}
+	// One JSON value and nothing after it.
 	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
 		return &DecodeError{Reason: err.Error()}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &DecodeError{Reason: "trailing data after the JSON document"}
 	}
-	t := reflect.TypeOf(v).Elem()
-	if err := checkMembers(doc, t, ""); err != nil {
+	// Member names and presence first, for precise paths.
+	if err := checkMembers(first, reflect.TypeOf(v).Elem(), ""); err != nil {
 		return err
+	}
+	typed := json.NewDecoder(bytes.NewReader(first))
+	typed.DisallowUnknownFields()
+	if err := typed.Decode(v); err != nil {
+		return &DecodeError{Reason: err.Error()}
 	}
 	return checkValues(reflect.ValueOf(v).Elem(), "")
 }
