@@ -171,13 +171,6 @@ impl Shared {
         lock(&self.pending).closed.is_some()
     }
 
-    pub fn failure(&self) -> Option<Failure> {
-        match &lock(&self.pending).closed {
-            Some(Closed::Failed(f)) => Some(f.clone()),
-            _ => None,
-        }
-    }
-
     /// Kills the process group once (a second kill could hit a reused id).
     pub fn kill(&self) {
         if !self.group_killed.swap(true, Ordering::AcqRel) {

@@ -85,9 +85,66 @@ fn guard(args: Vec<OsString>) -> Result<ExitStatus, String> {
         .args(args)
         .spawn()
         .map_err(|e| format!("spawning {}: {e}", program.to_string_lossy()))?;
-    child
+    let status = child
         .wait()
-        .map_err(|e| format!("waiting for the sidecar: {e}"))
+        .map_err(|e| format!("waiting for the sidecar: {e}"))?;
+    // The sidecar is gone but what it started may not be. The host kills the
+    // group when it notices, unless the host itself is dying (the sidecar
+    // then exits on stdin EOF, possibly before our parent-death signal is
+    // delivered): so clean up the rest of the group here, sparing ourselves
+    // so the sidecar's status can still be reported.
+    kill_other_members(group);
+    Ok(status)
+}
+
+/// SIGKILLs every live process of `group` except this one (Linux `/proc`).
+fn kill_other_members(group: Pid) {
+    let me = rustix::process::getpid();
+    for _ in 0..8 {
+        let members = group_members(group, me);
+        if members.is_empty() {
+            return;
+        }
+        for pid in members {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+    // Members that keep forking: give up on precision, take the group.
+    let _ = rustix::process::kill_process_group(group, Signal::KILL);
+}
+
+fn group_members(group: Pid, except: Pid) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+            .and_then(Pid::from_raw)
+        else {
+            continue;
+        };
+        if pid == except {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state, ppid, pgrp, ...
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+        if pgrp == Some(group.as_raw_nonzero().get()) && state != "Z" && state != "X" {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 fn exit_code(status: ExitStatus) -> i32 {
