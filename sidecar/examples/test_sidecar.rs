@@ -127,7 +127,9 @@ fn main() {
         "echo" => return echo(),
         "bench" => return bench(),
         "stderr-secret" => {
-            eprintln!("starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123");
+            eprintln!(
+                "starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123"
+            );
             eprintln!("fatal: cannot continue");
             std::process::exit(1);
         }
@@ -195,7 +197,11 @@ fn main() {
             let name = format!(
                 "answer-{}-{}",
                 answer["error"]["code"],
-                if answer["id"].is_null() { "idnull" } else { "id" }
+                if answer["id"].is_null() {
+                    "idnull"
+                } else {
+                    "id"
+                }
             );
             result["name"] = Value::String(name);
         }
@@ -223,7 +229,10 @@ fn main() {
     let Some(initialized) = read_line(&mut lines) else {
         return;
     };
-    assert_eq!(initialized["method"], "extension/initialized", "{initialized}");
+    assert_eq!(
+        initialized["method"], "extension/initialized",
+        "{initialized}"
+    );
 
     if mode == "stop-reading" {
         std::thread::sleep(Duration::from_secs(120));
@@ -340,7 +349,10 @@ fn intercept(peer: &Peer, id: &Value, params: &Value) {
     }
     let payload = &params["payload"];
     match payload["action"].as_str().unwrap_or("") {
-        "block" => peer.result(id, json!({"decision": "block", "reason": "no: password=hunter2"})),
+        "block" => peer.result(
+            id,
+            json!({"decision": "block", "reason": "no: password=hunter2"}),
+        ),
         "echo" => peer.result(id, json!({"decision": "replace", "replacement": payload})),
         "hang" => std::thread::sleep(Duration::from_secs(120)),
         "crash" => std::process::exit(3),
@@ -359,11 +371,17 @@ fn intercept(peer: &Peer, id: &Value, params: &Value) {
                 "host/content/read",
                 json!({"contentRef": "content_ffffffffffffffffffffffff", "offset": 0}),
             );
-            let reason = answer["error"]["data"]["reason"].as_str().unwrap_or("none").to_owned();
+            let reason = answer["error"]["data"]["reason"]
+                .as_str()
+                .unwrap_or("none")
+                .to_owned();
             std::thread::sleep(Duration::from_millis(
                 payload["sleepMs"].as_u64().unwrap_or(0),
             ));
-            peer.result(id, json!({"decision": "block", "reason": format!("{}:{}", payload["n"], reason)}));
+            peer.result(
+                id,
+                json!({"decision": "block", "reason": format!("{}:{}", payload["n"], reason)}),
+            );
         }
         "bad-result" => peer.result(id, json!({"decision": "maybe"})),
         "unknown-method" => {
@@ -437,10 +455,15 @@ fn bench() {
                 default_init_result()
             ),
             "extension/intercept" => {
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"decision\":\"continue\"}}}}\n")
+                format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"decision\":\"continue\"}}}}\n"
+                )
             }
             "extension/shutdown" => {
-                let _ = write!(out, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"accepted\":true}}}}\n");
+                let _ = writeln!(
+                    out,
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"accepted\":true}}}}"
+                );
                 let _ = out.flush();
                 return;
             }

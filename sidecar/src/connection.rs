@@ -45,7 +45,7 @@ const COURTESY_WRITE: Duration = Duration::from_secs(1);
 /// What a stream's receiver gets, in arrival order.
 #[derive(Debug, Clone)]
 pub enum StreamEvent {
-    Chunk(StreamChunkParams),
+    Chunk(Box<StreamChunkParams>),
     End(StreamEndParams),
     /// A chunk or end for this stream that failed strict decoding.
     Invalid(String),
@@ -76,7 +76,9 @@ impl Closed {
     }
 }
 
-pub(crate) type CrashCallback = Arc<dyn Fn(&Failure) + Send + Sync>;
+/// Called once when a ready sidecar's connection ends without an orderly
+/// shutdown.
+pub type CrashCallback = Arc<dyn Fn(&Failure) + Send + Sync>;
 
 pub(crate) struct Shared {
     pub plugin: Arc<str>,
@@ -325,7 +327,8 @@ impl Shared {
             return Err(self.down_error().unwrap_or(CallError::NotReady));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = encode_request(Id::Number(id), method, params).map_err(|e| encode_failed(method, e))?;
+        let frame =
+            encode_request(Id::Number(id), method, params).map_err(|e| encode_failed(method, e))?;
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.pending);
@@ -549,10 +552,8 @@ impl Shared {
     fn on_notification(&self, notification: Notification) {
         let method = notification.method.as_str();
         let event = match method {
-            m::EXTENSION_PROVIDER_STREAM_CHUNK => {
-                decode::<StreamChunkParams>(&notification.params)
-                    .map(|p| (p.stream_id.clone(), StreamEvent::Chunk(p)))
-            }
+            m::EXTENSION_PROVIDER_STREAM_CHUNK => decode::<StreamChunkParams>(&notification.params)
+                .map(|p| (p.stream_id.clone(), StreamEvent::Chunk(Box::new(p)))),
             m::EXTENSION_PROVIDER_STREAM_END => decode::<StreamEndParams>(&notification.params)
                 .map(|p| (p.stream_id.clone(), StreamEvent::End(p))),
             _ => {
@@ -680,10 +681,9 @@ async fn run_reader(shared: Arc<Shared>, stdout: ChildStdout) {
                     FailureKind::FrameTooLarge,
                     format!("inbound frame is at least {bytes} bytes; limit is {limit}"),
                 );
-                if let Ok(frame) = encode_error(
-                    Id::Null,
-                    &RpcError::from_reason(ErrorReason::FrameTooLarge),
-                ) {
+                if let Ok(frame) =
+                    encode_error(Id::Null, &RpcError::from_reason(ErrorReason::FrameTooLarge))
+                {
                     let _ = tokio::time::timeout(COURTESY_WRITE, shared.write_frame(&frame)).await;
                 }
                 shared.fail(failure);

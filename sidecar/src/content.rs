@@ -121,9 +121,11 @@ impl ContentStore {
     /// One `host/content/read` chunk: at most 256 KiB from `offset`;
     /// `nextOffset` only when more remains.
     pub fn read(&self, content_ref: &str, offset: u64) -> Result<ContentReadResult, ContentError> {
-        let object = self.find(content_ref).ok_or_else(|| ContentError::Expired {
-            content_ref: content_ref.to_owned(),
-        })?;
+        let object = self
+            .find(content_ref)
+            .ok_or_else(|| ContentError::Expired {
+                content_ref: content_ref.to_owned(),
+            })?;
         let total = object.bytes.len() as u64;
         if offset > total {
             return Err(ContentError::BadOffset {

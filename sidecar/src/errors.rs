@@ -96,9 +96,15 @@ pub enum CallError {
         error: RpcError,
     },
     #[error("{method} message not sent: {detail}")]
-    FrameTooLarge { method: &'static str, detail: String },
+    FrameTooLarge {
+        method: &'static str,
+        detail: String,
+    },
     #[error("invalid {method} result: {}", redact(detail))]
-    InvalidResult { method: &'static str, detail: String },
+    InvalidResult {
+        method: &'static str,
+        detail: String,
+    },
     #[error("{0}")]
     Content(#[from] ContentError),
     #[error("externalised replacement rejected: {0}")]
@@ -121,7 +127,9 @@ impl CallError {
             CallError::InvalidResult { .. } => Some(ErrorReason::ProtocolError),
             CallError::Content(ContentError::TooLarge { .. }) => Some(ErrorReason::FrameTooLarge),
             CallError::Content(_) => Some(ErrorReason::ContentRefExpired),
-            CallError::Replacement(ResolveError::Expired(_)) => Some(ErrorReason::ContentRefExpired),
+            CallError::Replacement(ResolveError::Expired(_)) => {
+                Some(ErrorReason::ContentRefExpired)
+            }
             CallError::Replacement(_) => Some(ErrorReason::ProtocolError),
         }
     }
@@ -157,7 +165,10 @@ impl fmt::Display for StartStage {
 /// A sidecar that did not start. The process (group) is already killed and
 /// reaped when this is returned.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("sidecar {plugin} failed at {stage} after {elapsed:?}: {detail}{}", tail_suffix(stderr_tail))]
+#[error(
+    "sidecar {plugin} failed at {stage} after {elapsed:?}: {detail}{}",
+    tail_suffix(stderr_tail)
+)]
 pub struct StartError {
     pub plugin: String,
     pub stage: StartStage,

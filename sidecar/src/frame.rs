@@ -127,7 +127,16 @@ mod tests {
         assert_eq!(frames(b"123456789\n", 10).await.unwrap(), vec!["123456789"]);
         // 10 bytes + newline = 11 > limit.
         let err = frames(b"1234567890\n", 10).await.unwrap_err();
-        assert!(matches!(err, ReadError::TooLarge { bytes: 11, limit: 10 }), "{err}");
+        assert!(
+            matches!(
+                err,
+                ReadError::TooLarge {
+                    bytes: 11,
+                    limit: 10
+                }
+            ),
+            "{err}"
+        );
         // Without any newline the reader stops as soon as the cap is passed.
         let err = frames(&[b'x'; 100], 10).await.unwrap_err();
         assert!(matches!(err, ReadError::TooLarge { .. }));

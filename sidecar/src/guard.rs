@@ -68,7 +68,10 @@ fn guard(args: Vec<OsString>) -> Result<ExitStatus, String> {
     .map_err(|e| format!("installing signal handlers: {e}"))?;
     rustix::process::set_parent_process_death_signal(Some(Signal::TERM))
         .map_err(|e| format!("setting the parent-death signal: {e}"))?;
-    if rustix::process::getppid().map(Pid::as_raw_nonzero).map(|p| p.get()) != Some(expected_parent)
+    if rustix::process::getppid()
+        .map(Pid::as_raw_nonzero)
+        .map(|p| p.get())
+        != Some(expected_parent)
     {
         return Err("the host exited before the sidecar started".into());
     }
@@ -130,7 +133,8 @@ fn group_members(group: Pid, except: Pid) -> Vec<Pid> {
         if pid == except {
             continue;
         }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())) else {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
+        else {
             continue;
         };
         // Fields after the parenthesised command: state, ppid, pgrp, ...

@@ -212,9 +212,7 @@ impl VersionError {
 /// Go `strconv.Atoi` semantics: optional sign, decimal digits, so `"02"` and
 /// `"+2"` pass; anything else is not an integer.
 pub fn check_protocol_version(version: &str) -> Result<(), VersionError> {
-    let digits = version
-        .strip_prefix(['+', '-'])
-        .unwrap_or(version);
+    let digits = version.strip_prefix(['+', '-']).unwrap_or(version);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(VersionError::NotInteger(version.to_owned()));
     }
@@ -259,7 +257,10 @@ mod tests {
         }
         for bad in ["2.0", "v2", " 2", "", "two", "99999999999999999999"] {
             assert!(
-                matches!(check_protocol_version(bad), Err(VersionError::NotInteger(_))),
+                matches!(
+                    check_protocol_version(bad),
+                    Err(VersionError::NotInteger(_))
+                ),
                 "{bad}"
             );
         }

@@ -234,7 +234,9 @@ pub(crate) fn kill_group(group: Pid) {
     match rustix::process::kill_process_group(group, Signal::KILL) {
         Ok(()) => {}
         Err(rustix::io::Errno::SRCH) => {}
-        Err(err) => tracing::warn!(group = group.as_raw_nonzero().get(), %err, "killing sidecar process group failed"),
+        Err(err) => {
+            tracing::warn!(group = group.as_raw_nonzero().get(), %err, "killing sidecar process group failed")
+        }
     }
 }
 
@@ -302,7 +304,10 @@ mod tests {
             r.env,
             vec![
                 ("MODE".to_owned(), "fast".to_owned()),
-                ("REASONIX_PLUGIN_ROOT".to_owned(), "/opt/plugins/demo".to_owned()),
+                (
+                    "REASONIX_PLUGIN_ROOT".to_owned(),
+                    "/opt/plugins/demo".to_owned()
+                ),
                 ("REASONIX_PLUGIN_NAME".to_owned(), "demo".to_owned()),
                 ("REASONIX_PLUGIN_VERSION".to_owned(), "1.2.3".to_owned()),
             ]
@@ -341,10 +346,16 @@ mod tests {
             resolve(&spec("python3")),
             Err(LaunchError::RelativeCommand { .. })
         ));
-        assert!(matches!(resolve(&spec("  ")), Err(LaunchError::EmptyCommand)));
+        assert!(matches!(
+            resolve(&spec("  ")),
+            Err(LaunchError::EmptyCommand)
+        ));
         let mut bad = spec("/bin/ext");
         bad.plugin_root = PathBuf::from("relative/root");
-        assert!(matches!(resolve(&bad), Err(LaunchError::BadPluginRoot { .. })));
+        assert!(matches!(
+            resolve(&bad),
+            Err(LaunchError::BadPluginRoot { .. })
+        ));
         let mut bad = spec("/bin/ext");
         bad.env.insert("A=B".into(), "x".into());
         assert!(matches!(resolve(&bad), Err(LaunchError::BadEnvKey { .. })));

@@ -18,7 +18,7 @@ pub mod services;
 pub mod sidecar;
 pub mod stderr_tail;
 
-pub use connection::{Enqueued, StreamEvent};
+pub use connection::{CrashCallback, Enqueued, StreamEvent};
 pub use errors::{CallError, Failure, FailureKind, StartError, StartStage, Status};
 pub use handshake::{Declaration, ManifestCeiling, Undeclared, check_declaration};
 pub use launch::{Guard, LaunchError, LaunchSpec, ResolvedCommand};

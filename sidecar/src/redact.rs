@@ -78,10 +78,9 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             whole,
         ),
         // URL userinfo with a password: scheme://user:pass@host.
-        rule(
-            r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
-            |c| format!("{}{REDACTED}@", &c[1]),
-        ),
+        rule(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", |c| {
+            format!("{}{REDACTED}@", &c[1])
+        }),
         // HTTP authorization schemes.
         rule(
             r"(?i)(\b(?:bearer|basic|token)\s+)([A-Za-z0-9+/=._~-]{8,})",
@@ -151,18 +150,12 @@ mod tests {
             "google [REDACTED]",
         ),
         ("gitlab glpat-abcdefghij0123456789", "gitlab [REDACTED]"),
-        (
-            "stripe sk_live_abcdefghijklmnop0123",
-            "stripe [REDACTED]",
-        ),
+        ("stripe sk_live_abcdefghijklmnop0123", "stripe [REDACTED]"),
         (
             "npm npm_abcdefghijklmnopqrstuvwxyz0123456789",
             "npm [REDACTED]",
         ),
-        (
-            "hf hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
-            "hf [REDACTED]",
-        ),
+        ("hf hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf [REDACTED]"),
         (
             "Authorization: Bearer abc.DEF-123_xyz~456",
             "Authorization: Bearer [REDACTED]",

@@ -6,7 +6,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use reasonix_protocol::error::{ErrorReason, RpcError};
-use reasonix_protocol::types::{UIPublishParams, UIPublishResult, UIRequestParams, UIRequestResult};
+use reasonix_protocol::types::{
+    UIPublishParams, UIPublishResult, UIRequestParams, UIRequestResult,
+};
 
 /// A boxed, sendable future (handlers are called from the connection task).
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;

@@ -11,10 +11,10 @@ use reasonix_protocol::error::ErrorReason;
 use reasonix_protocol::methods as m;
 use reasonix_protocol::types::{
     Decision, EventParams, InitializeResult, InitializedParams, InterceptParams, InterceptResult,
-    ProviderCatalogParams, ProviderCatalogResult, RawJson, ResourcesChangedParams,
-    SessionContext, ShutdownParams, ShutdownResult, StreamCancelParams, StreamCancelResult,
-    StreamOpenParams, StreamOpenResult, ToolCallParams, ToolCallResult, UIActionParams,
-    UIActionResult, UISubmitParams, UISubmitResult, UiHost,
+    ProviderCatalogParams, ProviderCatalogResult, RawJson, ResourcesChangedParams, SessionContext,
+    ShutdownParams, ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams,
+    StreamOpenResult, ToolCallParams, ToolCallResult, UIActionParams, UIActionResult,
+    UISubmitParams, UISubmitResult, UiHost,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -56,7 +56,7 @@ pub struct StartOptions {
     pub host_services: Arc<dyn HostServices>,
     /// Called once if a ready sidecar's connection ends without an orderly
     /// shutdown.
-    pub on_crash: Option<Arc<dyn Fn(&Failure) + Send + Sync>>,
+    pub on_crash: Option<CrashCallback>,
 }
 
 impl StartOptions {
@@ -143,24 +143,25 @@ impl Sidecar {
         };
         let resolved = launch::resolve(&spec)
             .map_err(|e| fail(StartStage::Launch, None, e.to_string(), String::new()))?;
-        let launch::Spawned { mut child, group } = launch::spawn(&resolved, &options.guard)
-            .await
-            .map_err(|e| fail(StartStage::Spawn, None, e.to_string(), String::new()))?;
+        let launch::Spawned { mut child, group } =
+            launch::spawn(&resolved, &options.guard)
+                .await
+                .map_err(|e| fail(StartStage::Spawn, None, e.to_string(), String::new()))?;
 
-        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => {
-                launch::kill_group(group);
-                return Err(fail(
-                    StartStage::Spawn,
-                    None,
-                    "child stdio was not piped".into(),
-                    String::new(),
-                ));
-            }
-        };
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => {
+                    launch::kill_group(group);
+                    return Err(fail(
+                        StartStage::Spawn,
+                        None,
+                        "child stdio was not piped".into(),
+                        String::new(),
+                    ));
+                }
+            };
         let (stderr_tail, stderr_task) = StderrTail::spawn(&plugin, stderr);
-        let on_crash: Option<CrashCallback> = options.on_crash.clone();
         let (shared, mut tasks) = Shared::start(Wiring {
             plugin: plugin.as_str().into(),
             group,
@@ -168,7 +169,7 @@ impl Sidecar {
             stdout,
             stall: options.write_stall_timeout,
             services: options.host_services.clone(),
-            on_crash,
+            on_crash: options.on_crash.clone(),
         });
         let (exit_tx, exit) = watch::channel(None);
         let watcher_shared = shared.clone();
@@ -194,16 +195,15 @@ impl Sidecar {
             tasks,
             shutdown: tokio::sync::OnceCell::new(),
         };
-        match sidecar
-            .handshake(&ceiling, &options)
-            .await
-        {
+        match sidecar.handshake(&ceiling, &options).await {
             Ok(declaration) => {
                 sidecar.declaration = declaration;
                 Ok(sidecar)
             }
             Err((stage, reason, detail)) => {
-                sidecar.shared.fail(Failure::new(FailureKind::StartFailed, &detail));
+                sidecar
+                    .shared
+                    .fail(Failure::new(FailureKind::StartFailed, &detail));
                 sidecar.shared.kill();
                 sidecar.wait_exit(REAP_TIMEOUT).await;
                 let _ = tokio::time::timeout(STDERR_DRAIN, stderr_task).await;
@@ -296,7 +296,11 @@ impl Sidecar {
         payload: RawJson,
         timeout: Duration,
     ) -> Result<InterceptOutcome, CallError> {
-        let outgoing = externalize(&mut crate::connection::lock(&self.shared.content), "/payload", payload)?;
+        let outgoing = externalize(
+            &mut crate::connection::lock(&self.shared.content),
+            "/payload",
+            payload,
+        )?;
         let params = InterceptParams {
             event: point,
             seq: self.shared.intercept_seq.fetch_add(1, Ordering::Relaxed),
@@ -328,7 +332,11 @@ impl Sidecar {
         if !self.shared.is_ready() {
             return Err(CallError::NotReady);
         }
-        let outgoing = externalize(&mut crate::connection::lock(&self.shared.content), "/payload", payload)?;
+        let outgoing = externalize(
+            &mut crate::connection::lock(&self.shared.content),
+            "/payload",
+            payload,
+        )?;
         let params = EventParams {
             event: point,
             payload: outgoing.value,
@@ -341,7 +349,10 @@ impl Sidecar {
     /// connection).
     pub fn resources_changed(&self, paths: Vec<String>) -> Result<(), CallError> {
         self.shared
-            .notify(m::EXTENSION_RESOURCES_CHANGED, &ResourcesChangedParams { paths })
+            .notify(
+                m::EXTENSION_RESOURCES_CHANGED,
+                &ResourcesChangedParams { paths },
+            )
             .map(|_| ())
     }
 
@@ -357,7 +368,9 @@ impl Sidecar {
             arguments,
             timeout_millis: timeout.as_millis().min(u128::from(u64::MAX)) as u64,
         };
-        self.shared.call(m::EXTENSION_TOOL_CALL, &params, timeout).await
+        self.shared
+            .call(m::EXTENSION_TOOL_CALL, &params, timeout)
+            .await
     }
 
     /// `extension/provider/catalog`.
@@ -366,7 +379,11 @@ impl Sidecar {
         timeout: Duration,
     ) -> Result<ProviderCatalogResult, CallError> {
         self.shared
-            .call(m::EXTENSION_PROVIDER_CATALOG, &ProviderCatalogParams {}, timeout)
+            .call(
+                m::EXTENSION_PROVIDER_CATALOG,
+                &ProviderCatalogParams {},
+                timeout,
+            )
             .await
     }
 
@@ -426,7 +443,9 @@ impl Sidecar {
         params: UIActionParams,
         timeout: Duration,
     ) -> Result<UIActionResult, CallError> {
-        self.shared.call(m::EXTENSION_UI_ACTION, &params, timeout).await
+        self.shared
+            .call(m::EXTENSION_UI_ACTION, &params, timeout)
+            .await
     }
 
     /// `extension/ui/submit`.
@@ -435,7 +454,9 @@ impl Sidecar {
         params: UISubmitParams,
         timeout: Duration,
     ) -> Result<UISubmitResult, CallError> {
-        self.shared.call(m::EXTENSION_UI_SUBMIT, &params, timeout).await
+        self.shared
+            .call(m::EXTENSION_UI_SUBMIT, &params, timeout)
+            .await
     }
 
     /// §13 shutdown with the default 5 s request bound.

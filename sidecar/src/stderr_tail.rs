@@ -75,10 +75,7 @@ impl StderrTail {
         let bytes: Vec<u8> = buf.iter().copied().collect();
         drop(buf);
         let start = if bytes.len() >= STDERR_TAIL_BYTES {
-            bytes
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(0, |i| i + 1)
+            bytes.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1)
         } else {
             0
         };

@@ -70,7 +70,11 @@ async fn start(args: &[&str]) -> Sidecar {
         .unwrap_or_else(|e| panic!("start {args:?}: {e}"))
 }
 
-async fn start_err(spec: LaunchSpec, ceiling: ManifestCeiling, options: StartOptions) -> StartError {
+async fn start_err(
+    spec: LaunchSpec,
+    ceiling: ManifestCeiling,
+    options: StartOptions,
+) -> StartError {
     match Sidecar::start(spec, ceiling, options).await {
         Ok(s) => panic!("expected a start failure, got {:?}", s.declaration()),
         Err(e) => e,
@@ -140,28 +144,42 @@ async fn well_behaved_handshake_intercept_and_events() {
     assert_eq!(sidecar.declaration().name, "test-sidecar");
     assert_eq!(sidecar.declaration().subscriptions, vec!["tool.before"]);
 
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("continue"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("continue"), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Continue);
     assert!(out.replacement.is_none());
 
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("block"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("block"), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Block);
     assert_eq!(out.reason.as_deref(), Some("no: password=hunter2"));
 
     let payload = serde_json::json!({"action": "echo", "name": "grep", "arguments": "{}"});
-    let out = sidecar.intercept(HookPoint::ToolBefore, raw(payload.clone()), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, raw(payload.clone()), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Replace);
     let replaced: serde_json::Value = serde_json::from_str(out.replacement.unwrap().get()).unwrap();
     assert_eq!(replaced, payload);
 
     for _ in 0..3 {
-        sidecar.event(HookPoint::ToolBefore, action("observe")).unwrap();
+        sidecar
+            .event(HookPoint::ToolBefore, action("observe"))
+            .unwrap();
     }
     // Events are queued, intercepts written directly: ask until all three
     // have been seen.
     let mut seen = String::new();
     for _ in 0..200 {
-        let out = sidecar.intercept(HookPoint::ToolBefore, action("events"), T).await.unwrap();
+        let out = sidecar
+            .intercept(HookPoint::ToolBefore, action("events"), T)
+            .await
+            .unwrap();
         seen = out.reason.unwrap();
         if seen == "3" {
             break;
@@ -254,7 +272,10 @@ fn init(extra: serde_json::Value) -> serde_json::Value {
 async fn version_rule_uses_atoi_semantics() {
     for accepted in ["02", "+2"] {
         let s = Sidecar::start(
-            with_init(&["good"], init(serde_json::json!({"protocolVersion": accepted}))),
+            with_init(
+                &["good"],
+                init(serde_json::json!({"protocolVersion": accepted})),
+            ),
             ceiling(),
             options(),
         )
@@ -271,7 +292,10 @@ async fn version_rule_uses_atoi_semantics() {
     assert_eq!(err.reason, Some(ErrorReason::UnsupportedVersion), "{err}");
     assert_eq!(err.stage, StartStage::Validate);
     let err = start_err(
-        with_init(&["good"], init(serde_json::json!({"protocolVersion": "2.0"}))),
+        with_init(
+            &["good"],
+            init(serde_json::json!({"protocolVersion": "2.0"})),
+        ),
         ceiling(),
         options(),
     )
@@ -282,10 +306,22 @@ async fn version_rule_uses_atoi_semantics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undeclared_capabilities_are_refused_by_name() {
     let cases = [
-        (serde_json::json!({"subscriptions": ["input.receive"]}), "input.receive"),
-        (serde_json::json!({"replaces": ["system_prompt"]}), "system_prompt"),
-        (serde_json::json!({"providers": [{"ref": "plugin/test/p/m"}]}), "providers"),
-        (serde_json::json!({"uiActions": [{"actionId": "go"}]}), "\"go\""),
+        (
+            serde_json::json!({"subscriptions": ["input.receive"]}),
+            "input.receive",
+        ),
+        (
+            serde_json::json!({"replaces": ["system_prompt"]}),
+            "system_prompt",
+        ),
+        (
+            serde_json::json!({"providers": [{"ref": "plugin/test/p/m"}]}),
+            "providers",
+        ),
+        (
+            serde_json::json!({"uiActions": [{"actionId": "go"}]}),
+            "\"go\"",
+        ),
         (serde_json::json!({"tools": ["grep"]}), "grep"),
         (
             serde_json::json!({"provides": [{"namespace": "test", "kind": "tool", "id": "other"}]}),
@@ -303,8 +339,17 @@ async fn undeclared_capabilities_are_refused_by_name() {
     let runs = cases.iter().map(|(extra, needle)| {
         let ceiling = ceiling.clone();
         async move {
-            let err = start_err(with_init(&["good"], init(extra.clone())), ceiling, options()).await;
-            assert_eq!(err.reason, Some(ErrorReason::CapabilityNotDeclared), "{err}");
+            let err = start_err(
+                with_init(&["good"], init(extra.clone())),
+                ceiling,
+                options(),
+            )
+            .await;
+            assert_eq!(
+                err.reason,
+                Some(ErrorReason::CapabilityNotDeclared),
+                "{err}"
+            );
             assert!(err.detail.contains(needle), "{needle}: {err}");
         }
     });
@@ -362,7 +407,10 @@ async fn python_sidecar_negative_cases() {
     let sidecar = Sidecar::start(py("string-id-request"), ceiling(), options())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("x"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("x"), T)
+        .await
+        .unwrap();
     assert_eq!(out.reason.as_deref(), Some("-32600/None"));
     sidecar.shutdown().await;
 }
@@ -375,7 +423,10 @@ async fn content_refs_round_trip_both_ways() {
     // 600 KiB: three 256 KiB pages; the sidecar answers with an externalised
     // replacement naming the same host ref.
     let payload = serde_json::json!({"action": "ref-back", "blob": "z".repeat(600 * 1024)});
-    let out = sidecar.intercept(HookPoint::ToolBefore, raw(payload.clone()), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, raw(payload.clone()), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Replace, "{:?}", out.reason);
     let back: serde_json::Value = serde_json::from_str(out.replacement.unwrap().get()).unwrap();
     assert_eq!(back, payload);
@@ -383,21 +434,33 @@ async fn content_refs_round_trip_both_ways() {
     // 200 KiB paged in, sent back inline (an inline replacement over 64 KiB
     // from the extension is fine while it fits a frame).
     let payload = serde_json::json!({"action": "inline-back", "blob": "q".repeat(200 * 1024)});
-    let out = sidecar.intercept(HookPoint::ToolBefore, raw(payload.clone()), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, raw(payload.clone()), T)
+        .await
+        .unwrap();
     let back: serde_json::Value = serde_json::from_str(out.replacement.unwrap().get()).unwrap();
     assert_eq!(back, payload);
 
     // A large event is externalised too (and counted by the sidecar).
     sidecar
-        .event(HookPoint::ToolBefore, raw(serde_json::json!({"blob": "e".repeat(100 * 1024)})))
+        .event(
+            HookPoint::ToolBefore,
+            raw(serde_json::json!({"blob": "e".repeat(100 * 1024)})),
+        )
         .unwrap();
 
     // An object over the 8 MiB content cap cannot be sent at all.
     let huge = raw(serde_json::json!({"blob": "h".repeat(9 * 1024 * 1024)}));
-    let err = sidecar.intercept(HookPoint::ToolBefore, huge, T).await.unwrap_err();
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, huge, T)
+        .await
+        .unwrap_err();
     assert_eq!(err.reason(), Some(ErrorReason::FrameTooLarge), "{err}");
     // ...and only that message failed.
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("continue"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("continue"), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Continue);
     sidecar.shutdown().await;
 }
@@ -405,14 +468,28 @@ async fn content_refs_round_trip_both_ways() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extension_requests_are_validated_and_routed() {
     let sidecar = start(&["good"]).await;
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("unknown-method"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("unknown-method"), T)
+        .await
+        .unwrap();
     assert_eq!(out.reason.as_deref(), Some("unknown_method"));
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("bad-ref"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("bad-ref"), T)
+        .await
+        .unwrap();
     assert_eq!(out.reason.as_deref(), Some("invalid_params"));
-    let err = sidecar.intercept(HookPoint::ToolBefore, action("bad-result"), T).await.unwrap_err();
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("bad-result"), T)
+        .await
+        .unwrap_err();
     assert_eq!(err.reason(), Some(ErrorReason::ProtocolError), "{err}");
     // A bad result fails that call only.
-    assert!(sidecar.intercept(HookPoint::ToolBefore, action("continue"), T).await.is_ok());
+    assert!(
+        sidecar
+            .intercept(HookPoint::ToolBefore, action("continue"), T)
+            .await
+            .is_ok()
+    );
     sidecar.shutdown().await;
 }
 
@@ -423,7 +500,9 @@ async fn concurrent_requests_in_both_directions() {
         let sidecar = sidecar.clone();
         tokio::spawn(async move {
             let payload = serde_json::json!({"action": "ask-host", "n": n, "sleepMs": 100});
-            sidecar.intercept(HookPoint::ToolBefore, raw(payload), T).await
+            sidecar
+                .intercept(HookPoint::ToolBefore, raw(payload), T)
+                .await
         })
     });
     let calls: Vec<_> = calls.collect();
@@ -455,7 +534,10 @@ async fn tools_providers_streams_and_ui() {
     o.host_services = Arc::new(Ui);
     let sidecar = Sidecar::start(spec(&["good"]), ceiling(), o).await.unwrap();
 
-    let tool = sidecar.tool_call("grep", raw(serde_json::json!({"q": 1})), T).await.unwrap();
+    let tool = sidecar
+        .tool_call("grep", raw(serde_json::json!({"q": 1})), T)
+        .await
+        .unwrap();
     assert_eq!(tool.content, "grep:{\"q\":1}");
 
     let catalog = sidecar.provider_catalog(T).await.unwrap();
@@ -524,17 +606,30 @@ async fn crash_mid_intercept_fails_pending_at_once_and_later_calls_fast() {
     let hanging: Vec<_> = (0..3)
         .map(|_| {
             let s = sidecar.clone();
-            tokio::spawn(async move { s.intercept(HookPoint::ToolBefore, action("hang"), long).await })
+            tokio::spawn(async move {
+                s.intercept(HookPoint::ToolBefore, action("hang"), long)
+                    .await
+            })
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let crash = sidecar.intercept(HookPoint::ToolBefore, action("crash"), long).await.unwrap_err();
-    assert_eq!(crash.reason(), Some(ErrorReason::ProviderInterrupted), "{crash}");
+    let crash = sidecar
+        .intercept(HookPoint::ToolBefore, action("crash"), long)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        crash.reason(),
+        Some(ErrorReason::ProviderInterrupted),
+        "{crash}"
+    );
     for h in hanging {
         let err = h.await.unwrap().unwrap_err();
         assert!(matches!(err, CallError::Interrupted(_)), "{err}");
     }
-    let later = sidecar.intercept(HookPoint::ToolBefore, action("continue"), long).await.unwrap_err();
+    let later = sidecar
+        .intercept(HookPoint::ToolBefore, action("continue"), long)
+        .await
+        .unwrap_err();
     assert_eq!(later.reason(), Some(ErrorReason::ProviderInterrupted));
     assert!(sidecar.event(HookPoint::ToolBefore, action("x")).is_err());
     assert!(matches!(sidecar.status(), Status::Crashed(_)));
@@ -547,11 +642,18 @@ async fn crash_mid_intercept_fails_pending_at_once_and_later_calls_fast() {
 async fn hanging_intercept_times_out_and_the_connection_survives() {
     let sidecar = start(&["good"]).await;
     let err = sidecar
-        .intercept(HookPoint::ToolBefore, action("hang"), Duration::from_millis(300))
+        .intercept(
+            HookPoint::ToolBefore,
+            action("hang"),
+            Duration::from_millis(300),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.reason(), Some(ErrorReason::InterceptTimeout), "{err}");
-    let out = sidecar.intercept(HookPoint::ToolBefore, action("continue"), T).await.unwrap();
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("continue"), T)
+        .await
+        .unwrap();
     assert_eq!(out.decision, Decision::Continue);
     sidecar.shutdown().await;
 }
@@ -559,7 +661,10 @@ async fn hanging_intercept_times_out_and_the_connection_survives() {
 #[tokio::test]
 async fn oversized_inbound_frame_is_fatal() {
     let sidecar = start(&["good"]).await;
-    let err = sidecar.intercept(HookPoint::ToolBefore, action("huge-line"), T).await.unwrap_err();
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("huge-line"), T)
+        .await
+        .unwrap_err();
     assert_eq!(err.reason(), Some(ErrorReason::FrameTooLarge), "{err}");
     match sidecar.status() {
         Status::Crashed(f) => assert_eq!(f.kind, FailureKind::FrameTooLarge),
@@ -573,7 +678,10 @@ async fn outbound_oversized_frame_fails_only_that_message() {
     let args = raw(serde_json::json!({"blob": "a".repeat(9 * 1024 * 1024)}));
     let err = sidecar.tool_call("grep", args, T).await.unwrap_err();
     assert!(matches!(err, CallError::FrameTooLarge { .. }), "{err}");
-    let tool = sidecar.tool_call("grep", raw(serde_json::json!(null)), T).await.unwrap();
+    let tool = sidecar
+        .tool_call("grep", raw(serde_json::json!(null)), T)
+        .await
+        .unwrap();
     assert_eq!(tool.content, "grep:null");
     sidecar.shutdown().await;
 }
@@ -589,8 +697,17 @@ async fn sidecar_ignoring_shutdown_is_killed() {
     assert!(group_members(group).is_empty());
     // Idempotent.
     assert_eq!(sidecar.shutdown().await, report);
-    let err = sidecar.intercept(HookPoint::ToolBefore, action("x"), T).await.unwrap_err();
-    assert!(matches!(err, CallError::NotReady | CallError::Closed | CallError::Interrupted(_)), "{err}");
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("x"), T)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::NotReady | CallError::Closed | CallError::Interrupted(_)
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -599,7 +716,8 @@ async fn grandchildren_die_with_the_group() {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pids");
         let mut s = spec(&["grandchild"]);
-        s.env.insert("TEST_PID_FILE".into(), pid_file.display().to_string());
+        s.env
+            .insert("TEST_PID_FILE".into(), pid_file.display().to_string());
         let mut o = options();
         o.guard = guard.clone();
         let sidecar = Sidecar::start(s, ceiling(), o).await.unwrap();
@@ -630,7 +748,9 @@ async fn dropping_a_sidecar_kills_its_group() {
 async fn stalled_writer_fails_the_connection_and_kills() {
     let mut o = options();
     o.write_stall_timeout = Duration::from_millis(500);
-    let sidecar = Sidecar::start(spec(&["stop-reading"]), ceiling(), o).await.unwrap();
+    let sidecar = Sidecar::start(spec(&["stop-reading"]), ceiling(), o)
+        .await
+        .unwrap();
     let group = sidecar.process_group();
     let mut status = sidecar.watch_status();
     // 60 KiB events fill the pipe; the writer stalls; the bound fires.
@@ -667,15 +787,16 @@ async fn shells_and_relative_commands_are_refused() {
 #[tokio::test]
 async fn environment_identity_wins_and_root_is_expanded() {
     let mut s = spec(&["env", "${REASONIX_PLUGIN_ROOT}/data"]);
-    s.env.insert("TEST_MANIFEST_VAR".into(), "from-manifest".into());
-    s.env.insert("REASONIX_PLUGIN_NAME".into(), "spoofed".into());
-    s.env.insert("REASONIX_PLUGIN_VERSION".into(), "9.9.9".into());
+    s.env
+        .insert("TEST_MANIFEST_VAR".into(), "from-manifest".into());
+    s.env
+        .insert("REASONIX_PLUGIN_NAME".into(), "spoofed".into());
+    s.env
+        .insert("REASONIX_PLUGIN_VERSION".into(), "9.9.9".into());
     let sidecar = Sidecar::start(s, ceiling(), options()).await.unwrap();
     assert_eq!(
         sidecar.declaration().component_id.as_deref(),
-        Some(
-            "/tmp/reasonix-test-root|test|1.0.0|from-manifest|/tmp/reasonix-test-root/data"
-        )
+        Some("/tmp/reasonix-test-root|test|1.0.0|from-manifest|/tmp/reasonix-test-root/data")
     );
     sidecar.shutdown().await;
 }
@@ -704,10 +825,13 @@ async fn host_death_takes_sidecar_and_grandchild_along() {
         .unwrap();
     let mut stdout = tokio::io::BufReader::new(host.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(T, tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line))
-        .await
-        .expect("host became ready")
-        .unwrap();
+    tokio::time::timeout(
+        T,
+        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line),
+    )
+    .await
+    .expect("host became ready")
+    .unwrap();
     assert!(line.starts_with("READY "), "{line:?}");
     let group: i32 = line.trim()["READY ".len()..].parse().unwrap();
     let pids: Vec<i32> = std::fs::read_to_string(&pid_file)
