@@ -9,9 +9,14 @@
 //! - [`manifest`]: the strict native `reasonix.io/plugin/v2` manifest.
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
+//! - [`inventory`]: skill/command/prompt/agent discovery inside declared roots.
+//! - [`marketplace`]: Claude `.claude-plugin/marketplace.json` catalogues.
 
 pub mod compat;
+pub mod inventory;
 pub mod manifest;
+pub mod marketplace;
+
 pub mod package;
 
 pub use package::*;

@@ -186,6 +186,10 @@ pub enum PackageError {
     NoManifest(PathBuf),
     #[error(transparent)]
     Manifest(#[from] crate::manifest::ManifestError),
+    /// A Codex/Claude manifest or package file that cannot be used at all
+    /// (bad JSON, invalid plugin name, conflicting agent names, …).
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
