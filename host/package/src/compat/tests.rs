@@ -407,9 +407,9 @@ fn claude_conventions_map_agents_commands_and_mcp() {
         .iter()
         .map(|c| c.name.as_str())
         .collect();
-    assert_eq!(cmds, ["git:commit", "deploy"]);
+    assert_eq!(cmds, ["deploy", "git:commit"]);
     assert_eq!(
-        p.inventory.commands[1].argument_hint.as_deref(),
+        p.inventory.commands[0].argument_hint.as_deref(),
         Some("<env>")
     );
     assert_eq!(

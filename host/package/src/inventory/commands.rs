@@ -38,6 +38,7 @@ pub fn discover(root: &Path, roots: &[String], warnings: &mut Vec<String>) -> Ve
             false
         }
     });
+    found.sort_by(|a, b| a.name.cmp(&b.name));
     found
 }
 
