@@ -276,6 +276,35 @@ mod tests {
         assert_eq!(long.len(), 64);
     }
 
+    /// Expected values computed with Go's encoding/json + hash/fnv over
+    /// upstream's identity struct.
+    #[test]
+    fn ids_match_upstream_byte_for_byte() {
+        let none = BTreeMap::new();
+        let a = identity_json("stdio", "node", &["server.js".into()], &none, "", &none);
+        assert_eq!(
+            a,
+            r#"{"type":"stdio","command":"node","args":["server.js"]}"#
+        );
+        assert_eq!(server_id("本地", &a), "server_3e8c9e9d");
+        let mut headers = BTreeMap::new();
+        headers.insert("Z".to_owned(), "1".to_owned());
+        headers.insert("A".to_owned(), "\u{2028}".to_owned());
+        let b = identity_json(
+            "http",
+            "",
+            &[],
+            &none,
+            "https://x.example/mcp?a=1&b=<2>",
+            &headers,
+        );
+        assert_eq!(
+            b,
+            r#"{"type":"http","url":"https://x.example/mcp?a=1\u0026b=\u003c2\u003e","headers":{"A":"\u2028","Z":"1"}}"#
+        );
+        assert_eq!(server_id("文档 服务", &b), "server_a1037e69");
+    }
+
     #[test]
     fn identity_is_go_shaped() {
         let mut env = BTreeMap::new();
