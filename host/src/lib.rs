@@ -1,2 +1,6 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod export;
+pub mod home;
+pub mod install;
+pub mod registry;

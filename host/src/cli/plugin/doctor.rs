@@ -1,0 +1,147 @@
+//! `reasonix plugin doctor <name>`: the checks of §a.11.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::common::{EXIT_FAILED, fail, home};
+use crate::install::digest::tree_digest;
+use crate::install::installed::find_installed;
+use crate::install::plan::runtime_info;
+use crate::install::{ErrorCode, InstallError};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Check an installed plugin: manifest, roots, runtime command, hook shells",
+    long_about = "Check an installed plugin: that its manifest parses, that every declared \
+                  skill, command and prompt root exists, that a runtime's command exists, that \
+                  the shells its hooks need are available, and that a copied tree still has \
+                  the digest it was installed with. Warnings (themes, edits) never change the \
+                  exit status; exit 1 means a check failed."
+)]
+pub struct DoctorArgs {
+    /// Installed plugin name.
+    pub name: String,
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+pub fn run(args: DoctorArgs) -> ExitCode {
+    let result = home().and_then(|h| find_installed(&h, &args.name));
+    let (found, warnings) = match result {
+        Ok(v) => v,
+        Err(e) => return fail("doctor", &e, false),
+    };
+    for w in &warnings {
+        println!("warning: {w}");
+    }
+    let Some(installed) = found else {
+        let err = InstallError::new(
+            ErrorCode::NotInstalled,
+            format!("plugin {:?} is not installed", args.name),
+        );
+        return fail("doctor", &err, false);
+    };
+    let root = &installed.root;
+    let pkg = match &installed.package {
+        Ok(p) => p,
+        Err(e) => {
+            println!("invalid: {e}");
+            if e.contains("missing apiVersion") {
+                println!("remediation: reasonix plugin migrate {} --to-v2", args.name);
+            } else {
+                println!(
+                    "remediation: fix the manifest (reasonix plugin validate {} lists every error), or reinstall with --replace",
+                    root.display()
+                );
+            }
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let mut failed = false;
+    let inv = &pkg.inventory;
+    for (kind, roots) in [
+        ("skill", &inv.skill_roots),
+        ("command", &inv.command_roots),
+        ("prompt", &inv.prompt_roots),
+    ] {
+        for r in roots {
+            if !root.join(r).is_dir() {
+                println!("missing {kind} root: {r}");
+                failed = true;
+            }
+        }
+    }
+    if let Some(rt) = runtime_info(pkg) {
+        print!("{}", super::show::full_trust_block(&rt, ""));
+        let expanded = rt
+            .command
+            .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
+        if expanded.contains('/') {
+            let p = Path::new(&expanded);
+            let p = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                root.join(p)
+            };
+            if !p.is_file() {
+                println!("missing runtime command: {} (expected a file)", p.display());
+                failed = true;
+            }
+        } else if on_path(&expanded).is_none() {
+            println!("warning: runtime command {expanded:?} was not found on PATH");
+        }
+    }
+    for w in &pkg.warnings {
+        println!("warning: {w}");
+    }
+    for h in &inv.hooks {
+        if h.args.is_some() {
+            continue;
+        }
+        let shell = h.shell.as_deref().unwrap_or("").to_ascii_lowercase();
+        let need: &[&str] = match shell.as_str() {
+            "bash" => &["bash"],
+            "powershell" => &["powershell", "pwsh"],
+            "pwsh" => &["pwsh"],
+            "cmd" => &[],
+            _ => &["sh"],
+        };
+        if shell == "cmd" {
+            println!(
+                "unavailable {} hook: cmd is only available on Windows",
+                h.event
+            );
+            println!("remediation: declare shell \"bash\" or \"auto\" for this hook");
+            failed = true;
+        } else if !need.iter().any(|p| on_path(p).is_some()) {
+            println!(
+                "unavailable {} hook: {} is not installed or not on PATH",
+                h.event,
+                need.join(" or ")
+            );
+            println!(
+                "remediation: install {} or configure [tools.shell] path",
+                need[0]
+            );
+            failed = true;
+        }
+    }
+    if let Some(expected) = &installed.entry.tree_digest {
+        match tree_digest(root) {
+            Ok(d) if &d == expected => println!("treeDigest: {d} (matches the registry)"),
+            Ok(d) => println!(
+                "warning: installed tree was changed after install (treeDigest {d}, registered {expected})"
+            ),
+            Err(e) => println!("warning: cannot hash the installed tree: {e}"),
+        }
+    }
+    if failed {
+        return ExitCode::from(EXIT_FAILED);
+    }
+    println!("ok: {} ({})", args.name, root.display());
+    ExitCode::SUCCESS
+}
