@@ -91,8 +91,22 @@ fn plan_candidate(
         let copied = copy_tree(&cand.root, snap.path(), &CopyOptions::new(progress));
         progress.finish();
         let report = copied?;
+        let snap_pkg = load(snap.path()).map_err(|e| {
+            if report.skipped.is_empty() {
+                e
+            } else {
+                InstallError::new(
+                    ErrorCode::UnsafePath,
+                    format!(
+                        "the copied snapshot cannot be read ({}) because copy mode skipped symlinks it cannot materialize safely: {}",
+                        e.message,
+                        report.skipped.join("; ")
+                    ),
+                )
+                .with_next("Replace those symlinks with real files inside the package, or install with --link.")
+            }
+        })?;
         warnings.extend(report.skipped);
-        let snap_pkg = load(snap.path())?;
         let (src, copy) = (Counts::of(&pkg), Counts::of(&snap_pkg));
         if src != copy {
             return Err(InstallError::new(
