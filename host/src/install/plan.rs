@@ -335,8 +335,9 @@ pub fn package_error(err: PackageError) -> InstallError {
         PackageError::NoManifest(_) => {
             InstallError::new(ErrorCode::ManifestMissing, err.to_string())
         }
-        PackageError::Manifest(_) => InstallError::new(ErrorCode::InvalidManifest, err.to_string()),
         PackageError::Io { .. } => InstallError::new(ErrorCode::SourceUnreadable, err.to_string()),
+        // Manifest errors and unusable Codex/Claude package files.
+        other => InstallError::new(ErrorCode::InvalidManifest, other.to_string()),
     }
 }
 
