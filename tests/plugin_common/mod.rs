@@ -91,9 +91,12 @@ impl Sandbox {
         (out.status.code().unwrap_or(-1), v)
     }
 
+    /// The registry file as JSON (an empty registry when there is none).
     pub fn registry(&self) -> serde_json::Value {
-        serde_json::from_slice(&fs::read(self.home.join("plugin-packages.json")).unwrap())
-            .unwrap()
+        match fs::read(self.home.join("plugin-packages.json")) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            Err(_) => serde_json::json!({"version": 1, "plugins": []}),
+        }
     }
 }
 
