@@ -55,7 +55,10 @@ fn world() -> (Sandbox, String, String) {
     let sb = Sandbox::new();
     native_package(&sb.work.join("v1"), "p", "1.0.0");
     native_package(&sb.work.join("v2"), "p", "2.0.0");
-    write(&sb.work.join("v2/extra/big.txt"), &"new bytes\n".repeat(1000));
+    write(
+        &sb.work.join("v2/extra/big.txt"),
+        &"new bytes\n".repeat(1000),
+    );
     let d1 = digest_of(&sb.work.join("v1"));
     let d2 = digest_of(&sb.work.join("v2"));
     assert_ne!(d1, d2);
@@ -75,7 +78,10 @@ fn restart_state(sb: &Sandbox) -> Option<serde_json::Value> {
         .iter()
         .map(|p| p["name"].as_str().unwrap().to_string())
         .collect();
-    assert!(!names.contains(&"orphan".to_string()), "orphan adopted: {listed}");
+    assert!(
+        !names.contains(&"orphan".to_string()),
+        "orphan adopted: {listed}"
+    );
     // Recovery left no staging leftovers and no registry temp files behind.
     for e in fs::read_dir(sb.home.join("plugins")).unwrap().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
@@ -139,7 +145,11 @@ fn crash_matrix() {
         kill_points += 1;
         let state = restart_state(&sb);
         let want = if expect == Expect::Old { &d1 } else { &d2 };
-        assert_eq!(digest(&state).as_ref(), Some(want), "replace killed at {step}");
+        assert_eq!(
+            digest(&state).as_ref(),
+            Some(want),
+            "replace killed at {step}"
+        );
         sb.ok(&args);
         assert_eq!(digest(&restart_state(&sb)), Some(d2.clone()));
     }
@@ -159,7 +169,10 @@ fn crash_matrix() {
             Expect::New => assert_eq!(digest(&state), None, "remove killed at {step}"),
         }
         assert_eq!(digest(&restart_state(&sb)), None);
-        assert!(!sb.home.join("plugins/p").exists(), "removed tree left behind");
+        assert!(
+            !sb.home.join("plugins/p").exists(),
+            "removed tree left behind"
+        );
         // The source directory is never touched by removal.
         assert_eq!(digest_of(&sb.work.join("v1")), d1);
     }
@@ -171,7 +184,11 @@ fn crash_matrix() {
         kill_points += 1;
         let state = restart_state(&sb).expect("still installed");
         assert_eq!(state["treeDigest"], d1.as_str());
-        assert_eq!(state["enabled"], expect == Expect::Old, "disable killed at {step}");
+        assert_eq!(
+            state["enabled"],
+            expect == Expect::Old,
+            "disable killed at {step}"
+        );
     }
 
     assert_eq!(
@@ -190,7 +207,11 @@ fn crash_during_a_linked_replace_keeps_the_copy_or_the_link() {
     sb.pause_at(&args, "after_swap").kill();
     let state = restart_state(&sb).expect("old copy still registered");
     assert_eq!(state["treeDigest"], d1.as_str());
-    assert!(fs::symlink_metadata(sb.home.join("plugins/p")).unwrap().is_dir());
+    assert!(
+        fs::symlink_metadata(sb.home.join("plugins/p"))
+            .unwrap()
+            .is_dir()
+    );
     sb.ok(&args);
     let link = fs::read_link(sb.home.join("plugins/p")).unwrap();
     assert_eq!(link, fs::canonicalize(sb.work.join("dev")).unwrap());

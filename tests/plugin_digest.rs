@@ -56,7 +56,10 @@ fn tree_digest_ignores_location_and_changes_with_any_byte_or_path() {
     vector_tree(one.path());
     vector_tree(&two.path().join("nested/deeper"));
     let base = tree_digest(one.path()).unwrap();
-    assert_eq!(tree_digest(&two.path().join("nested/deeper")).unwrap(), base);
+    assert_eq!(
+        tree_digest(&two.path().join("nested/deeper")).unwrap(),
+        base
+    );
 
     // One byte.
     fs::write(one.path().join("a.txt"), "b").unwrap();

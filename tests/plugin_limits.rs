@@ -48,8 +48,8 @@ fn refused(sb: &Sandbox, args: &[&str], code: &str) -> serde_json::Value {
 fn make_zip(path: &Path, entries: &[(&str, &[u8])]) {
     let file = fs::File::create(path).unwrap();
     let mut zip = zip::ZipWriter::new(file);
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     for (name, data) in entries {
         zip.start_file(*name, opts).unwrap();
         zip.write_all(data).unwrap();
@@ -135,15 +135,28 @@ fn twenty_thousand_directory_entries() {
 fn zip_entries_that_escape() {
     let sb = populated();
     let manifest: &[u8] = br#"{"apiVersion":"reasonix.io/plugin/v2","name":"slip"}"#;
-    for (i, evil) in ["../evil.txt", "/tmp/reasonix-abs-evil.txt", "slip/../../evil.txt"]
-        .iter()
-        .enumerate()
+    for (i, evil) in [
+        "../evil.txt",
+        "/tmp/reasonix-abs-evil.txt",
+        "slip/../../evil.txt",
+    ]
+    .iter()
+    .enumerate()
     {
         let zip = sb.work.join(format!("slip{i}.zip"));
-        make_zip(&zip, &[("slip/reasonix-plugin.json", manifest), (evil, b"x")]);
+        make_zip(
+            &zip,
+            &[("slip/reasonix-plugin.json", manifest), (evil, b"x")],
+        );
         let v = refused(
             &sb,
-            &["plugin", "install", zip.to_str().unwrap(), "--yes", "--json"],
+            &[
+                "plugin",
+                "install",
+                zip.to_str().unwrap(),
+                "--yes",
+                "--json",
+            ],
             "install.unsafe_path",
         );
         assert!(v["error"].as_str().unwrap().contains(evil), "{v}");
@@ -245,9 +258,21 @@ fn existing_name_without_replace() {
         &["plugin", "install", "./keep2", "--yes", "--json"],
         "install.already_exists",
     );
-    assert!(v["actions"][0]["next"].as_str().unwrap().contains("--replace"));
+    assert!(
+        v["actions"][0]["next"]
+            .as_str()
+            .unwrap()
+            .contains("--replace")
+    );
     // With --replace it goes through.
-    sb.ok(&["plugin", "install", "./keep2", "--yes", "--replace", "--json"]);
+    sb.ok(&[
+        "plugin",
+        "install",
+        "./keep2",
+        "--yes",
+        "--replace",
+        "--json",
+    ]);
     assert_eq!(sb.registry()["plugins"][0]["version"], "2.0.0");
 }
 
@@ -268,7 +293,14 @@ fn manifest_name_that_changed_since_the_plan() {
     assert_eq!(v["actions"][0]["errorCode"], "install.name_mismatch", "{v}");
     assert_eq!(before, tree_listing(&sb.home));
     // Given explicitly, a --name that differs from the manifest is an override.
-    sb.ok(&["plugin", "install", "./renamed", "--yes", "--name", "chosen"]);
+    sb.ok(&[
+        "plugin",
+        "install",
+        "./renamed",
+        "--yes",
+        "--name",
+        "chosen",
+    ]);
     assert!(sb.home.join("plugins/chosen/reasonix-plugin.json").exists());
 }
 
@@ -282,11 +314,17 @@ fn source_changed_between_plan_and_apply() {
         &["plugin", "install", "./moving", "--yes", "--json"],
         "after_plan",
     );
-    write(&pkg.join("skills/greet/SKILL.md"), "---\nname: greet\ndescription: changed\n---\nx\n");
+    write(
+        &pkg.join("skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: changed\n---\nx\n",
+    );
     let out = paused.resume();
     assert_eq!(out.status.code(), Some(1));
     let v = last_json(&out);
-    assert_eq!(v["actions"][0]["errorCode"], "install.digest_mismatch", "{v}");
+    assert_eq!(
+        v["actions"][0]["errorCode"], "install.digest_mismatch",
+        "{v}"
+    );
     assert_eq!(before, tree_listing(&sb.home));
 
     // Across processes: a reviewed contentDigest pins the material.
@@ -296,17 +334,41 @@ fn source_changed_between_plan_and_apply() {
     write(&pkg.join("commands/hello.md"), "changed again\n");
     refused(
         &sb,
-        &["plugin", "install", "./moving", "--yes", "--json", "--expect-digest", &digest],
+        &[
+            "plugin",
+            "install",
+            "./moving",
+            "--yes",
+            "--json",
+            "--expect-digest",
+            &digest,
+        ],
         "install.digest_mismatch",
     );
     refused(
         &sb,
-        &["plugin", "install", "./moving", "--yes", "--json", "--plan-id", &plan_id],
+        &[
+            "plugin",
+            "install",
+            "./moving",
+            "--yes",
+            "--json",
+            "--plan-id",
+            &plan_id,
+        ],
         "install.approval_denied",
     );
     refused(
         &sb,
-        &["plugin", "install", "./moving", "--yes", "--json", "--expect-digest", "sha256:ABC"],
+        &[
+            "plugin",
+            "install",
+            "./moving",
+            "--yes",
+            "--json",
+            "--expect-digest",
+            "sha256:ABC",
+        ],
         "install.not_pinnable",
     );
 }
@@ -318,7 +380,14 @@ fn installed_tree_changed_before_the_registry_rename() {
     native_package(&v2, "keep", "2.0.0");
     let before = tree_listing(&sb.home);
     let paused = sb.pause_at(
-        &["plugin", "install", "./keep-v2", "--yes", "--replace", "--json"],
+        &[
+            "plugin",
+            "install",
+            "./keep-v2",
+            "--yes",
+            "--replace",
+            "--json",
+        ],
         "before_registry_rename",
     );
     // A same-authority writer alters the swapped-in tree.
@@ -326,7 +395,10 @@ fn installed_tree_changed_before_the_registry_rename() {
     let out = paused.resume();
     assert_eq!(out.status.code(), Some(1));
     let v = last_json(&out);
-    assert_eq!(v["actions"][0]["errorCode"], "install.digest_mismatch", "{v}");
+    assert_eq!(
+        v["actions"][0]["errorCode"], "install.digest_mismatch",
+        "{v}"
+    );
     // The previous installation is intact, byte for byte.
     assert_eq!(before, tree_listing(&sb.home));
 }
@@ -350,7 +422,11 @@ fn refusals_that_write_nothing() {
 #[test]
 fn corrupt_registry_fails_closed() {
     let sb = populated();
-    fs::write(sb.home.join("plugin-packages.json"), "{\"version\":1,\"plugins\":[").unwrap();
+    fs::write(
+        sb.home.join("plugin-packages.json"),
+        "{\"version\":1,\"plugins\":[",
+    )
+    .unwrap();
     let before = tree_listing(&sb.home);
     for args in [
         &["plugin", "list"][..],
@@ -373,7 +449,12 @@ fn corrupt_registry_fails_closed() {
         &["plugin", "install", "./new", "--yes", "--json"],
         "plugin.state_unreadable",
     );
-    assert!(v["error"].as_str().unwrap().contains("plugin-packages.json"));
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("plugin-packages.json")
+    );
     assert_eq!(before, tree_listing(&sb.home));
 }
 

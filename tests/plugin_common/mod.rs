@@ -118,7 +118,10 @@ pub fn tree_listing(root: &Path) -> BTreeMap<String, String> {
                 out.insert(r.clone(), format!("dir {mode:o}"));
                 go(&e.path(), &r, out);
             } else if meta.file_type().is_symlink() {
-                out.insert(r, format!("link -> {}", fs::read_link(e.path()).unwrap().display()));
+                out.insert(
+                    r,
+                    format!("link -> {}", fs::read_link(e.path()).unwrap().display()),
+                );
             } else if meta.is_file() {
                 let hash = hex::encode(Sha256::digest(fs::read(e.path()).unwrap()));
                 out.insert(r, format!("file {mode:o} {hash}"));
@@ -213,7 +216,10 @@ pub struct Paused {
 impl Sandbox {
     /// Start `args` so that it stops at `step`, and wait until it is there.
     pub fn pause_at(&self, args: &[&str], step: &str) -> Paused {
-        let dir = self.dir.path().join(format!("pause-{step}-{}", rand_suffix()));
+        let dir = self
+            .dir
+            .path()
+            .join(format!("pause-{step}-{}", rand_suffix()));
         fs::create_dir_all(&dir).unwrap();
         let child = self
             .command(args)
@@ -236,7 +242,11 @@ impl Sandbox {
 fn rand_suffix() -> String {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
-    format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst))
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 impl Paused {
@@ -248,12 +258,9 @@ impl Paused {
                 return;
             }
             if let Some(status) = self.child.try_wait().unwrap() {
-                let out = std::mem::replace(
-                    &mut self.child,
-                    Command::new("true").spawn().unwrap(),
-                )
-                .wait_with_output()
-                .unwrap();
+                let out = std::mem::replace(&mut self.child, Command::new("true").spawn().unwrap())
+                    .wait_with_output()
+                    .unwrap();
                 panic!(
                     "reasonix {args:?} exited ({status}) before reaching {}\nstdout:\n{}\nstderr:\n{}",
                     self.step,
@@ -284,7 +291,10 @@ impl Paused {
 pub fn last_json(out: &Output) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or_else(|| {
-        panic!("no stdout; stderr:\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "no stdout; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     serde_json::from_str(line).unwrap_or_else(|e| panic!("bad JSON ({e}): {line}"))
 }

@@ -317,8 +317,16 @@ fn compatibility_str(pkg: &LoadedPackage) -> &'static str {
 
 /// The runtime block of a native package, for the plan and `show`.
 pub fn runtime_info(pkg: &LoadedPackage) -> Option<RuntimePlanInfo> {
-    let _ = pkg;
-    None
+    let rt = pkg.native.as_ref()?.runtime.as_ref()?;
+    Some(RuntimePlanInfo {
+        command: rt.command.clone(),
+        args: rt.args.clone(),
+        intercepts: rt.intercepts.clone(),
+        replaces: rt.replaces.clone(),
+        capabilities: rt.capabilities.clone(),
+        tools: rt.tools.iter().map(|t| t.name.clone()).collect(),
+        full_trust: true,
+    })
 }
 
 /// `command args…` as one display line.

@@ -62,6 +62,31 @@ pub fn run(args: DoctorArgs) -> ExitCode {
         }
     };
     let mut failed = false;
+    if let Some(native) = &pkg.native {
+        if !native.requires.is_empty() {
+            println!("requires:");
+            for r in &native.requires {
+                let range = r
+                    .version_range
+                    .as_deref()
+                    .map(|v| format!(" range={v}"))
+                    .unwrap_or_default();
+                let optional = if r.optional { " (optional)" } else { "" };
+                println!("  {}{range}{optional}", r.key());
+            }
+        }
+        if !native.provides.is_empty() {
+            println!("provides:");
+            for p in &native.provides {
+                let version = p
+                    .version
+                    .as_deref()
+                    .map(|v| format!("@{v}"))
+                    .unwrap_or_default();
+                println!("  {}{version}", p.key());
+            }
+        }
+    }
     let inv = &pkg.inventory;
     for (kind, roots) in [
         ("skill", &inv.skill_roots),

@@ -54,16 +54,18 @@ pub fn run(args: ExportArgs) -> ExitCode {
         .filter(|p| !p.as_os_str().is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
-    let write = tempfile::Builder::new()
-        .prefix(".reasonix-export-")
-        .tempfile_in(&dir)
-        .and_then(|mut tmp| {
-            use std::io::Write;
-            tmp.write_all(&export.zip)?;
-            tmp.as_file().sync_all()?;
-            tmp.persist(&out).map_err(|e| e.error)?;
-            Ok(())
-        });
+    let write = std::fs::create_dir_all(&dir).and_then(|_| {
+        tempfile::Builder::new()
+            .prefix(".reasonix-export-")
+            .tempfile_in(&dir)
+            .and_then(|mut tmp| {
+                use std::io::Write;
+                tmp.write_all(&export.zip)?;
+                tmp.as_file().sync_all()?;
+                tmp.persist(&out).map_err(|e| e.error)?;
+                Ok(())
+            })
+    });
     if let Err(e) = write {
         return fail("export", &InstallError::io("write", &out, e), args.json);
     }
