@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -309,5 +310,16 @@ func TestChunkValidation(t *testing.T) {
 	}
 	if (StreamOpenParams{StreamID: "s", ProviderRef: "r", Request: ProviderRequest{Messages: []ProviderMessage{}}}).Validate() == nil {
 		t.Fatal("missing tools array accepted")
+	}
+}
+
+func TestOversizedChunkEndsTheStream(t *testing.T) {
+	h := startHost(t, testHandler{}, Options{Provider: testProvider{
+		stream: chunksOf(TextChunk("ok"), TextChunk(strings.Repeat("x", FrameBytes)), TextChunk("never")),
+	}})
+	h.handshake()
+	notes := h.openStream("es_big", 1)
+	if len(notes) != 2 || string(notes[1].params["error"]) != `"`+invalidChunkMessage+`"` || string(notes[1].params["lastSeq"]) != "1" {
+		t.Fatalf("%d notes, end %v", len(notes), notes[len(notes)-1].params)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -342,5 +343,22 @@ func TestHostErrorWithoutFrozenReasonIsResponseError(t *testing.T) {
 	h.sendJSON(map[string]any{"jsonrpc": "2.0", "id": m.fields["id"], "error": map[string]any{"code": -1, "message": "odd", "data": map[string]any{"reason": "internal", "retryable": false}}})
 	if got := <-out; got != "-1 odd" {
 		t.Fatal(got)
+	}
+}
+
+func TestOversizedHostCallFailsLocally(t *testing.T) {
+	h, _, out := withCallback(t, func(ctx context.Context) (string, error) {
+		err := HostUI{}.PublishSurface(ctx, "s1", 1, "view", UISurfaceView, map[string]string{"body": strings.Repeat("x", FrameBytes)})
+		var tooLarge *FrameTooLargeError
+		if errors.As(err, &tooLarge) && tooLarge.Direction == "outbound" && tooLarge.Size > FrameBytes {
+			return "too large", nil
+		}
+		return "", err
+	})
+	if got := <-out; got != "too large" {
+		t.Fatal(got)
+	}
+	if m := h.next(); m.has("method") {
+		t.Fatalf("the oversized request reached the host: %.200s", m.raw)
 	}
 }
