@@ -329,3 +329,81 @@ fn export_strips_credentials_and_reinstalls() {
     assert_eq!(code, 0, "{plan}");
     assert_eq!(plan["actions"][0]["toolCount"], 2);
 }
+
+#[test]
+fn doctor_checks_hook_shells_roots_and_themes() {
+    let sb = Sandbox::new();
+    let pkg = sb.work.join("doc");
+    write(
+        &pkg.join("reasonix-plugin.json"),
+        r#"{
+  "apiVersion": "reasonix.io/plugin/v2",
+  "name": "doc",
+  "version": "1.0.0",
+  "contributes": {
+    "skills": ["skills"],
+    "themes": ["themes/*/theme.json"],
+    "hooks": {"SessionStart": [{"command": "echo hi", "shell": "cmd"}]}
+  }
+}
+"#,
+    );
+    write(
+        &pkg.join("skills/s/SKILL.md"),
+        "---\nname: s\ndescription: d\n---\nbody\n",
+    );
+    write(
+        &pkg.join("themes/bad/theme.json"),
+        r##"{"name":"Bad","colors":{"background":"#fff","accent":"orange"}}"##,
+    );
+    let (_, plan) = sb.json(&["plugin", "install", "./doc", "--dry-run", "--json"]);
+    assert_eq!(
+        plan["actions"][0]["riskLevel"], "high",
+        "hooks grade high: {plan}"
+    );
+    assert!(
+        plan["actions"][0]["riskReasons"]
+            .to_string()
+            .contains("shell hooks")
+    );
+    sb.ok(&["plugin", "install", "./doc", "--yes"]);
+    let show = sb.ok(&["plugin", "show", "doc"]);
+    assert!(
+        show.contains("hooks:\n  SessionStart\tmatch=*\techo hi"),
+        "{show}"
+    );
+    let out = sb.run(&["plugin", "doctor", "doc"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("unavailable SessionStart hook: cmd is only available on Windows"),
+        "{text}"
+    );
+    assert!(
+        text.contains("theme themes/bad/theme.json: token colors.accent dropped"),
+        "{text}"
+    );
+
+    // Theme warnings alone never change the exit status.
+    write(
+        &pkg.join("reasonix-plugin.json"),
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"doc","version":"1.0.1","contributes":{"skills":["skills"],"themes":["themes/*/theme.json"]}}"#,
+    );
+    sb.ok(&["plugin", "install", "./doc", "--yes", "--replace"]);
+    let text = sb.ok(&["plugin", "doctor", "doc"]);
+    assert!(
+        text.contains("token colors.accent dropped") && text.contains("ok: doc"),
+        "{text}"
+    );
+
+    // A missing skill root fails the check.
+    std::fs::remove_dir_all(sb.home.join("plugins/doc/skills")).unwrap();
+    let out = sb.run(&["plugin", "doctor", "doc"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("missing skill root: skills"));
+
+    // Not installed.
+    let out = sb.run(&["plugin", "doctor", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not installed") && stderr(&out).contains("plugin list"));
+}

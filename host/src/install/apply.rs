@@ -40,7 +40,7 @@ impl InstallRequest {
             op: "install".into(),
             source: self.source.trim().to_string(),
             name: self.name.clone().unwrap_or_default(),
-            mode: if self.link { "link" } else { "auto" }.into(),
+            mode: if self.link { "link" } else { "copy" }.into(),
             replace: self.replace,
         }
     }

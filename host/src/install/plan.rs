@@ -155,7 +155,7 @@ pub struct PlanRequest {
     pub source: String,
     /// `--name`, empty when not given.
     pub name: String,
-    /// `auto` (copy) or `link`.
+    /// `copy` or `link`, as `reasonix plugin install` sends it.
     pub mode: String,
     pub replace: bool,
 }

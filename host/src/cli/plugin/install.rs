@@ -19,7 +19,10 @@ use crate::install::{InstallRequest, execute_install};
                   before installing and before the registry is published). Without either \
                   flag nothing is written.\n\n\
                   stdout carries the install_source JSON (one line); a readable summary goes \
-                  to stderr unless --json is given."
+                  to stderr unless --json is given.\n\n\
+                  Environment: REASONIX_HOME (default ~/.reasonix) is where packages are \
+                  installed; REASONIX_GITHUB_BASE=<base> clones https://github.com/<o>/<r> \
+                  from <base>/<o>/<r>.git instead (a mirror, or file:///path for tests)."
 )]
 pub struct InstallArgs {
     /// Local directory, .zip archive, or GitHub source.
