@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// Provider serves extension-hosted models. Stream returns promptly with a
+// channel the SDK pumps onto the wire: close it for a clean end, send an
+// ErrorChunk to fail the stream, and stop when ctx ends (cancel, shutdown).
 type Provider interface {
 	Catalog(ctx context.Context) ([]ProviderDescriptor, error)
 

@@ -23,18 +23,29 @@ import (
 	"time"
 )
 
+// Handler is the one mandatory hook: Initialize runs once, before any other
+// callback, and declares what the sidecar serves (within the manifest).
 type Handler interface {
 	Initialize(ctx context.Context, p InitializeParams) (*InitializeResult, error)
 }
 
+// InterceptorFunc rules on one hook point. payload is the point's raw JSON,
+// already rehydrated from content refs. A nil result is Continue; an error is
+// answered with the frozen internal error (or intercept_timeout when ctx's
+// deadline, the host's budget, expired).
 type InterceptorFunc func(ctx context.Context, event string, payload json.RawMessage) (*InterceptResult, error)
 
+// UIHandler serves extension/ui/action and extension/ui/submit; a nil func
+// answers unknown_method, a returned error accepted:false.
 type UIHandler struct {
 	Action func(ctx context.Context, actionID string, args map[string]string) error
 
 	Submit func(ctx context.Context, surfaceID string, values map[string]any) error
 }
 
+// Options configures Serve. Stdin/Stdout default to os.Stdin/os.Stdout and
+// Logger to stderr. After Initialize, callbacks run concurrently (up to 32
+// at once): protect shared state.
 type Options struct {
 	Stdin  io.Reader
 	Stdout io.Writer

@@ -1,3 +1,7 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod export;
+pub mod home;
 pub mod hooks;
+pub mod install;
+pub mod registry;
