@@ -1,2 +1,3 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod runtime;
