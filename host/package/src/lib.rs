@@ -9,9 +9,11 @@
 //! - [`manifest`]: the strict native `reasonix.io/plugin/v2` manifest.
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
+//! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
 
 pub mod compat;
 pub mod manifest;
 pub mod package;
+pub mod paths;
 
 pub use package::*;

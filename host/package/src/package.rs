@@ -198,6 +198,154 @@ pub enum PackageError {
 /// A manifest that exists but does not parse is an error; only a missing file
 /// falls through to the next kind.
 pub fn load_package(root: &Path) -> Result<LoadedPackage, PackageError> {
-    let _ = root;
+    let io_err = |path: PathBuf| move |source| PackageError::Io { path, source };
+    let meta = std::fs::metadata(root).map_err(io_err(root.to_path_buf()))?;
+    if !meta.is_dir() {
+        return Err(PackageError::Io {
+            path: root.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    let native = root.join(crate::manifest::MANIFEST_FILE);
+    match std::fs::read(&native) {
+        Ok(bytes) => return load_native(root, &bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(native)(e)),
+    }
+    for (kind, rel) in [
+        (ManifestKind::Codex, CODEX_MANIFEST),
+        (ManifestKind::Claude, CLAUDE_MANIFEST),
+    ] {
+        match std::fs::symlink_metadata(root.join(rel)) {
+            Ok(_) => return crate::compat::load(root, kind, rel),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(root.join(rel))(e)),
+        }
+    }
     Err(PackageError::NoManifest(root.to_path_buf()))
+}
+
+/// Codex manifest path, relative to the plugin root.
+pub const CODEX_MANIFEST: &str = ".codex-plugin/plugin.json";
+/// Claude manifest path, relative to the plugin root.
+pub const CLAUDE_MANIFEST: &str = ".claude-plugin/plugin.json";
+
+/// A native package: strict parse, then the on-disk path rules; every
+/// problem from both is reported together.
+fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError> {
+    use crate::manifest::{MANIFEST_FILE, Manifest, ManifestError};
+
+    let (manifest, mut issues) = Manifest::parse_collecting(bytes);
+    let report = crate::paths::check_manifest_paths(root, &manifest);
+    issues.extend(report.issues);
+    if !issues.is_empty() {
+        return Err(PackageError::Manifest(ManifestError::new(issues)));
+    }
+    let hooks = manifest
+        .hooks
+        .iter()
+        .flat_map(|(event, entries)| {
+            entries.iter().map(move |h| Hook {
+                event: event.clone(),
+                matcher: h.matcher.clone(),
+                command: h.command.clone(),
+                args: h.args.clone(),
+                context_file: h.context_file.clone(),
+                shell: h.shell.clone(),
+                shell_command: h.shell_command,
+                is_async: h.is_async,
+                payload_format: h.payload_format.clone(),
+                description: h.description.clone(),
+                timeout_ms: h.timeout,
+                cwd: h.cwd.clone(),
+                env: h.env.clone(),
+                source: MANIFEST_FILE.to_string(),
+            })
+        })
+        .collect();
+    let mcp_servers = manifest
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| McpServer {
+            name: name.clone(),
+            // The parser refused unknown transports, so this is always set.
+            transport: s.transport().unwrap_or("stdio").to_string(),
+            command: s.command.clone(),
+            args: s.args.clone(),
+            url: s.url.clone(),
+            env: s.env.clone(),
+            headers: s.headers.clone(),
+            display_name: s.display_name.clone(),
+            description: s.description.clone(),
+            // Opt-in: a server starts on its own only when the manifest says so.
+            auto_start: s.auto_start.unwrap_or(false),
+            load: s.load.clone(),
+            imported: s.imported,
+        })
+        .collect();
+    let inventory = Inventory {
+        skill_roots: manifest.skills.clone(),
+        agent_roots: manifest.agents.clone(),
+        command_roots: manifest.commands.clone(),
+        prompt_roots: manifest.prompts.clone(),
+        hooks,
+        mcp_servers,
+        themes: report
+            .themes
+            .into_iter()
+            .map(|t| Theme {
+                name: t.name,
+                path: t.path,
+            })
+            .collect(),
+        ..Inventory::default()
+    };
+    let compatibility = Compatibility {
+        status: CompatibilityStatus::Full,
+        mapped: native_mapped(&inventory),
+        skipped: Vec::new(),
+    };
+    Ok(LoadedPackage {
+        root: root.to_path_buf(),
+        kind: ManifestKind::Reasonix,
+        manifest_path: MANIFEST_FILE.to_string(),
+        name: manifest.name.clone(),
+        version: manifest.version.clone(),
+        description: manifest.description.clone(),
+        homepage: manifest.homepage.clone(),
+        repository: manifest.repository.clone(),
+        native: Some(manifest),
+        inventory,
+        compatibility,
+        warnings: report.warnings,
+    })
+}
+
+/// Mapped kinds of a native package, in the order skills, commands, agents,
+/// hooks, mcp. Declared roots count: they feed config whatever they hold.
+fn native_mapped(inv: &Inventory) -> Vec<String> {
+    let kinds = [
+        (
+            "skills",
+            !inv.skill_roots.is_empty() || !inv.skills.is_empty(),
+        ),
+        (
+            "commands",
+            !inv.command_roots.is_empty()
+                || !inv.commands.is_empty()
+                || !inv.prompt_roots.is_empty()
+                || !inv.prompts.is_empty(),
+        ),
+        (
+            "agents",
+            !inv.agent_roots.is_empty() || !inv.agents.is_empty(),
+        ),
+        ("hooks", !inv.hooks.is_empty()),
+        ("mcp", !inv.mcp_servers.is_empty()),
+    ];
+    kinds
+        .into_iter()
+        .filter(|(_, present)| *present)
+        .map(|(k, _)| k.to_string())
+        .collect()
 }

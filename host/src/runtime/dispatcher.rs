@@ -447,7 +447,7 @@ impl Dispatcher {
         let Some(replacement) = reply.replacement.take() else {
             return Err("answered `replace` without a replacement".to_string());
         };
-        reasonix_protocol::payloads::validate_replacement(point, &replacement)
+        super::replacement::validate_replacement(point, &replacement)
             .map_err(|error| format!("invalid replacement: {error}"))?;
         Ok(replacement)
     }
@@ -1098,23 +1098,30 @@ mod tests {
 
     #[tokio::test]
     async fn replacement_that_does_not_fit_the_host_type_is_a_violation() {
+        // Valid for the point's DTO, but the host's own type needs `lang`.
         #[derive(Serialize, serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
         struct Input {
             text: String,
+            lang: String,
         }
         let (_, m) = member(
-            ScriptedRuntime::new(
-                "a",
-                &[(P::InputReceive, replace(r#"{"text":"ok","extra":1}"#))],
-            ),
+            ScriptedRuntime::new("a", &[(P::InputReceive, replace(r#"{"text":"ok"}"#))]),
             0,
             false,
         );
         let result = dispatcher(vec![m])
-            .intercept(P::InputReceive, Input { text: "x".into() })
+            .intercept(
+                P::InputReceive,
+                Input {
+                    text: "x".into(),
+                    lang: "en".into(),
+                },
+            )
             .await;
-        assert!(result.is_err());
+        let Err(DispatchError::MemberFailed { plugin, class, .. }) = result else {
+            panic!("expected a violation")
+        };
+        assert_eq!((plugin.as_str(), class), ("a", "replacer"));
         let _ = Value::Null;
     }
 }

@@ -11,6 +11,7 @@ pub mod generation;
 pub mod host;
 pub mod provider;
 pub mod redaction;
+pub mod replacement;
 pub mod session_state;
 pub mod slots;
 #[cfg(test)]
