@@ -33,7 +33,10 @@ fn object_text(field: &str, value: Option<&str>) -> Result<(), ValidationError> 
     };
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(_)) => Ok(()),
-        _ => Err(ValidationError::new(field, "must be empty or a JSON object")),
+        _ => Err(ValidationError::new(
+            field,
+            "must be empty or a JSON object",
+        )),
     }
 }
 
@@ -186,21 +189,41 @@ macro_rules! checked {
 checked!(Session, |v, p| {
     let expected = p.session_phase().unwrap_or_default();
     match v.phase.as_deref() {
-        Some(phase) if ["start", "end", "load", "save", "rotate"].contains(&phase) && phase == expected => Ok(()),
+        Some(phase)
+            if ["start", "end", "load", "save", "rotate"].contains(&phase) && phase == expected =>
+        {
+            Ok(())
+        }
         Some(phase) => Err(ValidationError::new(
             "phase",
             format!("{phase:?} does not match the point (expected {expected:?})"),
         )),
-        None => Err(ValidationError::new("phase", format!("must be present (expected {expected:?})"))),
+        None => Err(ValidationError::new(
+            "phase",
+            format!("must be present (expected {expected:?})"),
+        )),
     }
 });
-checked!(Input, |v, p| nonblank("text", v.text.as_deref())
-    .map_err(|_| ValidationError::new("text", "must not be empty (to drop the input, answer block)")));
-checked!(AgentStart, |v, p| nonblank("sessionId", v.session_id.as_deref()));
-checked!(SystemPrompt, |v, p| nonblank("workspaceRoot", v.workspace_root.as_deref()));
+checked!(Input, |v, p| nonblank("text", v.text.as_deref()).map_err(
+    |_| ValidationError::new(
+        "text",
+        "must not be empty (to drop the input, answer block)"
+    )
+));
+checked!(AgentStart, |v, p| nonblank(
+    "sessionId",
+    v.session_id.as_deref()
+));
+checked!(SystemPrompt, |v, p| nonblank(
+    "workspaceRoot",
+    v.workspace_root.as_deref()
+));
 checked!(Context, |v, p| match &v.messages {
     Some(messages) => validate_list("messages", messages),
-    None => Err(ValidationError::new("messages", "must be present (may be [])")),
+    None => Err(ValidationError::new(
+        "messages",
+        "must be present (may be [])"
+    )),
 });
 checked!(Request, |v, p| match &v.request {
     Some(request) => request.validate().map_err(|e| e.within("request")),
@@ -221,15 +244,26 @@ checked!(Permission, |v, p| {
     nonblank("name", v.name.as_deref())?;
     match v.host_decision.as_deref() {
         Some("allow" | "deny") => {}
-        _ => return Err(ValidationError::new("hostDecision", "must be \"allow\" or \"deny\"")),
+        _ => {
+            return Err(ValidationError::new(
+                "hostDecision",
+                "must be \"allow\" or \"deny\"",
+            ));
+        }
     }
     object_text("arguments", v.arguments.as_deref())
 });
 checked!(CompactionPrepare, |v, p| match &v.messages {
     Some(messages) => validate_list("messages", messages),
-    None => Err(ValidationError::new("messages", "must be present (may be [])")),
+    None => Err(ValidationError::new(
+        "messages",
+        "must be present (may be [])"
+    )),
 });
-checked!(CompactionComplete, |v, p| nonblank("summary", v.summary.as_deref()));
+checked!(CompactionComplete, |v, p| nonblank(
+    "summary",
+    v.summary.as_deref()
+));
 checked!(Frontend, |v, p| nonblank("kind", v.kind.as_deref()));
 
 fn check<T>(point: HookPoint, raw: &RawValue) -> Result<(), ValidationError>
@@ -302,17 +336,35 @@ mod tests {
             (P::SessionSave, r#"{"phase":"save"}"#),
             (P::SessionRotate, r#"{"phase":"rotate"}"#),
             (P::InputReceive, r#"{"text":"hi"}"#),
-            (P::AgentBeforeStart, r#"{"model":"m","toolCount":3,"sessionId":"s"}"#),
-            (P::SystemPromptBuild, r#"{"prompt":"","workspaceRoot":"/w"}"#),
+            (
+                P::AgentBeforeStart,
+                r#"{"model":"m","toolCount":3,"sessionId":"s"}"#,
+            ),
+            (
+                P::SystemPromptBuild,
+                r#"{"prompt":"","workspaceRoot":"/w"}"#,
+            ),
             (P::ContextPrepare, r#"{"messages":[]}"#),
             (
                 P::ProviderRequest,
                 r#"{"request":{"messages":[{"role":"user","content":"x"}],"tools":[{"name":"t","parameters":{"type":"object"}}],"maxTokens":10}}"#,
             ),
-            (P::ProviderResponse, r#"{"text":"x","calls":[{"id":"c1","name":"t","arguments":"{}"}]}"#),
-            (P::ToolBefore, r#"{"name":"t","arguments":"{\"a\":1}","callId":"c"}"#),
-            (P::ToolAfter, r#"{"name":"t","arguments":"","result":"r","isError":false}"#),
-            (P::PermissionDecision, r#"{"name":"t","arguments":"{}","readOnly":true,"hostDecision":"deny"}"#),
+            (
+                P::ProviderResponse,
+                r#"{"text":"x","calls":[{"id":"c1","name":"t","arguments":"{}"}]}"#,
+            ),
+            (
+                P::ToolBefore,
+                r#"{"name":"t","arguments":"{\"a\":1}","callId":"c"}"#,
+            ),
+            (
+                P::ToolAfter,
+                r#"{"name":"t","arguments":"","result":"r","isError":false}"#,
+            ),
+            (
+                P::PermissionDecision,
+                r#"{"name":"t","arguments":"{}","readOnly":true,"hostDecision":"deny"}"#,
+            ),
             (P::CompactionPrepare, r#"{"messages":[],"guidance":"g"}"#),
             (P::CompactionComplete, r#"{"summary":"s"}"#),
             (P::FrontendEvent, r#"{"kind":"k"}"#),
@@ -334,17 +386,37 @@ mod tests {
             (P::AgentBeforeStart, r#"{"model":"m"}"#, "sessionId"),
             (P::SystemPromptBuild, r#"{"prompt":"p"}"#, "workspaceRoot"),
             (P::ContextPrepare, r#"{}"#, "messages"),
-            (P::ContextPrepare, r#"{"messages":[{"role":"robot"}]}"#, "role"),
-            (P::ProviderRequest, r#"{"request":{"messages":[],"tools":[]}}"#, "maxTokens"),
+            (
+                P::ContextPrepare,
+                r#"{"messages":[{"role":"robot"}]}"#,
+                "role",
+            ),
+            (
+                P::ProviderRequest,
+                r#"{"request":{"messages":[],"tools":[]}}"#,
+                "maxTokens",
+            ),
             (
                 P::ProviderRequest,
                 r#"{"request":{"messages":[],"tools":[{"name":"t","parameters":[]}],"maxTokens":1}}"#,
                 "parameters",
             ),
-            (P::ProviderResponse, r#"{"calls":[{"id":"","name":"t","arguments":""}]}"#, "id"),
+            (
+                P::ProviderResponse,
+                r#"{"calls":[{"id":"","name":"t","arguments":""}]}"#,
+                "id",
+            ),
             (P::ToolBefore, r#"{"arguments":"{}"}"#, "name"),
-            (P::ToolBefore, r#"{"name":"t","arguments":"[1]"}"#, "arguments"),
-            (P::PermissionDecision, r#"{"name":"t","hostDecision":"maybe"}"#, "hostDecision"),
+            (
+                P::ToolBefore,
+                r#"{"name":"t","arguments":"[1]"}"#,
+                "arguments",
+            ),
+            (
+                P::PermissionDecision,
+                r#"{"name":"t","hostDecision":"maybe"}"#,
+                "hostDecision",
+            ),
             (P::CompactionComplete, r#"{"summary":""}"#, "summary"),
             (P::FrontendEvent, r#"{"text":"t"}"#, "kind"),
         ];

@@ -1,7 +1,9 @@
 //! The built-in echo provider of `reasonix dev turn`: deterministic, offline,
 //! and able to ask for the tool calls the user scripted with `--call`.
 
-use reasonix_protocol::types::{ProviderMessage, ProviderRequest, ProviderRole, ProviderToolCall, ProviderUsage};
+use reasonix_protocol::types::{
+    ProviderMessage, ProviderRequest, ProviderRole, ProviderToolCall, ProviderUsage,
+};
 
 use super::payloads::ProviderResponsePayload;
 
@@ -79,7 +81,14 @@ pub fn respond(request: &ProviderRequest, calls: &[ScriptedCall]) -> ProviderRes
             cache_hit_tokens: 0,
             cache_miss_tokens: prompt_tokens,
             reasoning_tokens: 0,
-            finish_reason: Some(if calls.is_empty() { "stop" } else { "tool_calls" }.to_string()),
+            finish_reason: Some(
+                if calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                }
+                .to_string(),
+            ),
         }),
         text,
         calls,

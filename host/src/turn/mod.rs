@@ -20,7 +20,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use reasonix_protocol::points::HookPoint;
-use reasonix_protocol::types::{ProviderMessage, ProviderRequest, ProviderRole, ProviderToolSchema};
+use reasonix_protocol::types::{
+    ProviderMessage, ProviderRequest, ProviderRole, ProviderToolSchema,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
@@ -169,7 +171,8 @@ pub fn provider_tools() -> Vec<ProviderToolSchema> {
         .map(|t| ProviderToolSchema {
             name: t.name.to_string(),
             description: Some(t.description.to_string()),
-            parameters: RawValue::from_string(t.parameters.to_string()).unwrap_or_else(|_| empty_object()),
+            parameters: RawValue::from_string(t.parameters.to_string())
+                .unwrap_or_else(|_| empty_object()),
         })
         .collect();
     let (name, description, parameters) = tools::proxy_tool_schema();
@@ -242,7 +245,13 @@ enum Stop {
 }
 
 impl<'a> Turn<'a> {
-    fn record<T>(&mut self, point: HookPoint, tool: Option<&str>, ruling: &Ruling<T>, note: Option<String>) {
+    fn record<T>(
+        &mut self,
+        point: HookPoint,
+        tool: Option<&str>,
+        ruling: &Ruling<T>,
+        note: Option<String>,
+    ) {
         self.points.push(PointRecord {
             point: point.as_str(),
             tool: tool.map(str::to_string),
@@ -253,7 +262,12 @@ impl<'a> Turn<'a> {
         });
     }
 
-    fn record_failure(&mut self, point: HookPoint, tool: Option<&str>, error: &DispatchError) -> Stop {
+    fn record_failure(
+        &mut self,
+        point: HookPoint,
+        tool: Option<&str>,
+        error: &DispatchError,
+    ) -> Stop {
         self.points.push(PointRecord {
             point: point.as_str(),
             tool: tool.map(str::to_string),
@@ -269,13 +283,22 @@ impl<'a> Turn<'a> {
     }
 
     /// Intercept a point; a block or failure stops the turn.
-    async fn point<T>(&mut self, point: HookPoint, payload: T, note: impl Fn(&T) -> Option<String>) -> Result<T, Stop>
+    async fn point<T>(
+        &mut self,
+        point: HookPoint,
+        payload: T,
+        note: impl Fn(&T) -> Option<String>,
+    ) -> Result<T, Stop>
     where
         T: Serialize + serde::de::DeserializeOwned,
     {
         match self.generation.dispatcher.intercept(point, payload).await {
             Ok(ruling) => {
-                let text = if ruling.replaced { note(&ruling.payload) } else { None };
+                let text = if ruling.replaced {
+                    note(&ruling.payload)
+                } else {
+                    None
+                };
                 self.record(point, None, &ruling, text);
                 if let Outcome::Blocked { plugin, reason } = ruling.outcome {
                     return Err(Stop::Blocked {
@@ -297,9 +320,11 @@ impl<'a> Turn<'a> {
         prefix: &mut Option<String>,
     ) -> Result<ProviderResponsePayload, Stop> {
         let request = self
-            .point(HookPoint::ProviderRequest, ProviderRequestPayload { request }, |_| {
-                Some("request replaced".to_string())
-            })
+            .point(
+                HookPoint::ProviderRequest,
+                ProviderRequestPayload { request },
+                |_| Some("request replaced".to_string()),
+            )
             .await?
             .request;
         if prefix.is_none() {
@@ -327,7 +352,12 @@ impl<'a> Turn<'a> {
             error,
         };
         let Some(entry) = self.generation.provider(model_ref) else {
-            let known: Vec<&str> = self.generation.providers.iter().map(|p| p.model_ref.as_str()).collect();
+            let known: Vec<&str> = self
+                .generation
+                .providers
+                .iter()
+                .map(|p| p.model_ref.as_str())
+                .collect();
             let hint = if known.is_empty() {
                 "no enabled plugin provides a model".to_string()
             } else {
@@ -338,7 +368,10 @@ impl<'a> Turn<'a> {
             )));
         };
         let Some(runtime) = self.generation.runtime(&entry.plugin) else {
-            return Err(fail(format!("the runtime of `{}` is not running", entry.plugin)));
+            return Err(fail(format!(
+                "the runtime of `{}` is not running",
+                entry.plugin
+            )));
         };
         let open = StreamOpen {
             stream_id: new_stream_id(),
@@ -350,11 +383,16 @@ impl<'a> Turn<'a> {
         };
         let stream = ProviderStream::open(std::sync::Arc::clone(runtime), open)
             .await
-            .map_err(|e| fail(format!("{model_ref}: {e}; there is no fallback to another model")))?;
-        let assembled = stream
-            .collect()
-            .await
-            .map_err(|e| fail(format!("{model_ref}: {e}; there is no fallback to another model")))?;
+            .map_err(|e| {
+                fail(format!(
+                    "{model_ref}: {e}; there is no fallback to another model"
+                ))
+            })?;
+        let assembled = stream.collect().await.map_err(|e| {
+            fail(format!(
+                "{model_ref}: {e}; there is no fallback to another model"
+            ))
+        })?;
         Ok(ProviderResponsePayload {
             text: assembled.text,
             reasoning: assembled.reasoning,
@@ -365,16 +403,27 @@ impl<'a> Turn<'a> {
     }
 
     /// tool.before → permission.decision → the call → tool.after.
-    async fn tool_call(&mut self, call_id: &str, name: &str, arguments: &str, grants: &mut BTreeSet<String>) -> Result<ProviderMessage, Stop> {
+    async fn tool_call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        grants: &mut BTreeSet<String>,
+    ) -> Result<ProviderMessage, Stop> {
         let dispatcher = &self.generation.dispatcher;
         let before = ToolBeforePayload {
             name: name.to_string(),
             arguments: arguments.to_string(),
             call_id: call_id.to_string(),
         };
-        let before = match dispatcher.intercept_tool(HookPoint::ToolBefore, name, before).await {
+        let before = match dispatcher
+            .intercept_tool(HookPoint::ToolBefore, name, before)
+            .await
+        {
             Ok(ruling) => {
-                let note = ruling.replaced.then(|| format!("arguments → {}", short(&ruling.payload.arguments)));
+                let note = ruling
+                    .replaced
+                    .then(|| format!("arguments → {}", short(&ruling.payload.arguments)));
                 self.record(HookPoint::ToolBefore, Some(name), &ruling, note);
                 if let Outcome::Blocked { plugin, reason } = &ruling.outcome {
                     let result = format!("blocked by {plugin}: {reason}");
@@ -392,12 +441,18 @@ impl<'a> Turn<'a> {
                 }
                 ruling.payload
             }
-            Err(error) => return Err(self.record_failure(HookPoint::ToolBefore, Some(name), &error)),
+            Err(error) => {
+                return Err(self.record_failure(HookPoint::ToolBefore, Some(name), &error));
+            }
         };
         let (name, arguments) = (before.name.as_str(), before.arguments.as_str());
         let kind = tool_kind(name);
         let (target, read_only) = self.resolve_tool(name, arguments);
-        let host_decision = if self.options.deny.contains(name) || target.as_deref().is_some_and(|t| self.options.deny.contains(t)) {
+        let host_decision = if self.options.deny.contains(name)
+            || target
+                .as_deref()
+                .is_some_and(|t| self.options.deny.contains(t))
+        {
             "deny"
         } else {
             "allow"
@@ -408,7 +463,10 @@ impl<'a> Turn<'a> {
             read_only,
             host_decision: host_decision.to_string(),
         };
-        let allowed = match dispatcher.intercept(HookPoint::PermissionDecision, permission).await {
+        let allowed = match dispatcher
+            .intercept(HookPoint::PermissionDecision, permission)
+            .await
+        {
             Ok(ruling) => {
                 let allowed = match &ruling.outcome {
                     Outcome::Permission { allow, .. } => *allow,
@@ -420,7 +478,9 @@ impl<'a> Turn<'a> {
                 self.record(HookPoint::PermissionDecision, Some(name), &ruling, None);
                 allowed
             }
-            Err(error) => return Err(self.record_failure(HookPoint::PermissionDecision, Some(name), &error)),
+            Err(error) => {
+                return Err(self.record_failure(HookPoint::PermissionDecision, Some(name), &error));
+            }
         };
         let (result, is_error) = if allowed {
             grants.insert(name.to_string());
@@ -435,9 +495,14 @@ impl<'a> Turn<'a> {
             is_error,
             call_id: call_id.to_string(),
         };
-        let after = match dispatcher.intercept_tool(HookPoint::ToolAfter, name, after).await {
+        let after = match dispatcher
+            .intercept_tool(HookPoint::ToolAfter, name, after)
+            .await
+        {
             Ok(ruling) => {
-                let note = ruling.replaced.then(|| format!("result → {}", short(&ruling.payload.result)));
+                let note = ruling
+                    .replaced
+                    .then(|| format!("result → {}", short(&ruling.payload.result)));
                 self.record(HookPoint::ToolAfter, Some(name), &ruling, note);
                 if let Outcome::Blocked { plugin, reason } = &ruling.outcome {
                     ToolAfterPayload {
@@ -449,7 +514,9 @@ impl<'a> Turn<'a> {
                     ruling.payload
                 }
             }
-            Err(error) => return Err(self.record_failure(HookPoint::ToolAfter, Some(name), &error)),
+            Err(error) => {
+                return Err(self.record_failure(HookPoint::ToolAfter, Some(name), &error));
+            }
         };
         self.tool_calls.push(ToolRecord {
             call_id: call_id.to_string(),
@@ -481,7 +548,11 @@ impl<'a> Turn<'a> {
                 .unwrap_or(true);
             return (inner, read_only);
         }
-        let read_only = self.generation.capabilities.get(name).is_some_and(|c| c.read_only);
+        let read_only = self
+            .generation
+            .capabilities
+            .get(name)
+            .is_some_and(|c| c.read_only);
         (Some(name.to_string()), read_only)
     }
 
@@ -494,18 +565,32 @@ impl<'a> Turn<'a> {
         }
         let catalog = &self.generation.capabilities;
         if name == PROXY_TOOL {
-            let value: serde_json::Value = match serde_json::from_str(if arguments.trim().is_empty() { "{}" } else { arguments }) {
-                Ok(value) => value,
-                Err(e) => return (format!("{PROXY_TOOL}: arguments are not JSON: {e}"), true),
-            };
+            let value: serde_json::Value =
+                match serde_json::from_str(if arguments.trim().is_empty() {
+                    "{}"
+                } else {
+                    arguments
+                }) {
+                    Ok(value) => value,
+                    Err(e) => return (format!("{PROXY_TOOL}: arguments are not JSON: {e}"), true),
+                };
             if value.get("list").and_then(|v| v.as_bool()) == Some(true) {
                 return (catalog.listing().to_string(), false);
             }
             let Some(inner) = value.get("name").and_then(|v| v.as_str()) else {
-                return (format!("{PROXY_TOOL}: give {{\"list\": true}} or a \"name\""), true);
+                return (
+                    format!("{PROXY_TOOL}: give {{\"list\": true}} or a \"name\""),
+                    true,
+                );
             };
-            let inner_arguments = value.get("arguments").map(|a| a.to_string()).unwrap_or_default();
-            return match catalog.call(&Permit::granted(inner), inner, &inner_arguments).await {
+            let inner_arguments = value
+                .get("arguments")
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            return match catalog
+                .call(&Permit::granted(inner), inner, &inner_arguments)
+                .await
+            {
                 Ok(reply) => (reply.content, reply.is_error),
                 Err(error) => (error.to_string(), true),
             };
@@ -577,7 +662,10 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let model = options.model.clone().unwrap_or_else(|| echo::ECHO_MODEL.to_string());
+    let model = options
+        .model
+        .clone()
+        .unwrap_or_else(|| echo::ECHO_MODEL.to_string());
 
     let status = async {
         let (open_point, phase) = if existing.is_some() {
@@ -646,7 +734,9 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
             }
         };
         let mut messages = context.messages;
-        let response = turn.provider_round(build_request(&messages), &mut prefix).await?;
+        let response = turn
+            .provider_round(build_request(&messages), &mut prefix)
+            .await?;
         let mut assistant = message(ProviderRole::Assistant, &response.text);
         assistant.tool_calls = response.calls.clone();
         if !response.reasoning.is_empty() {
@@ -656,11 +746,15 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         messages.push(assistant);
         if !response.calls.is_empty() {
             for call in &response.calls {
-                let result = turn.tool_call(&call.id, &call.name, &call.arguments, &mut grants).await?;
+                let result = turn
+                    .tool_call(&call.id, &call.name, &call.arguments, &mut grants)
+                    .await?;
                 transcript.push(result.clone());
                 messages.push(result);
             }
-            let follow_up = turn.provider_round(build_request(&messages), &mut prefix).await?;
+            let follow_up = turn
+                .provider_round(build_request(&messages), &mut prefix)
+                .await?;
             transcript.push(message(ProviderRole::Assistant, &follow_up.text));
         }
         if options.compact {
@@ -711,7 +805,15 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
 
     let status = match status {
         Ok(()) => TurnStatus::Completed,
-        Err(Stop::Blocked { point, plugin, reason }) => TurnStatus::Blocked { point, plugin, reason },
+        Err(Stop::Blocked {
+            point,
+            plugin,
+            reason,
+        }) => TurnStatus::Blocked {
+            point,
+            plugin,
+            reason,
+        },
         Err(Stop::Failed { point, error }) => TurnStatus::Failed { point, error },
     };
     generation.dispatcher.observe(
@@ -758,9 +860,13 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
                 },
             );
         }
-        state
-            .audit
-            .extend(generation.diagnostics.audit_entries().iter().map(AuditEntryRecord::from));
+        state.audit.extend(
+            generation
+                .diagnostics
+                .audit_entries()
+                .iter()
+                .map(AuditEntryRecord::from),
+        );
         state_file = Some(session_state::save(path, &state).map_err(|e| e.to_string())?);
     }
 
@@ -803,8 +909,14 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
 
 /// The host's compaction: a deterministic digest of the conversation.
 fn summarize(messages: &[ProviderMessage]) -> String {
-    let users = messages.iter().filter(|m| m.role == Some(ProviderRole::User)).count();
-    let tools = messages.iter().filter(|m| m.role == Some(ProviderRole::Tool)).count();
+    let users = messages
+        .iter()
+        .filter(|m| m.role == Some(ProviderRole::User))
+        .count();
+    let tools = messages
+        .iter()
+        .filter(|m| m.role == Some(ProviderRole::Tool))
+        .count();
     let last = messages
         .iter()
         .rev()

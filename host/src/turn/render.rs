@@ -20,7 +20,9 @@ fn step_text(step: &ChainStep) -> String {
         StepResult::Continued => "continue".to_string(),
         StepResult::Replaced => "replace".to_string(),
         StepResult::Blocked { reason } => format!("block: {reason}"),
-        StepResult::Allowed { overrode_host_deny: true } => "allow (overrides the host deny; audited)".to_string(),
+        StepResult::Allowed {
+            overrode_host_deny: true,
+        } => "allow (overrides the host deny; audited)".to_string(),
         StepResult::Allowed { .. } => "allow".to_string(),
         StepResult::Denied => "deny".to_string(),
         StepResult::Refused { why } => format!("allow REFUSED: {why}"),
@@ -35,7 +37,13 @@ fn indent(text: &str, by: usize) -> String {
     plain_text(text)
         .lines()
         .enumerate()
-        .map(|(i, line)| if i == 0 { line.to_string() } else { format!("{pad}{line}") })
+        .map(|(i, line)| {
+            if i == 0 {
+                line.to_string()
+            } else {
+                format!("{pad}{line}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -49,7 +57,10 @@ pub fn render(report: &TurnReport) -> String {
         report.generation, report.model, report.session_id
     );
     if report.runtimes.is_empty() {
-        let _ = writeln!(out, "runtimes: none (nil dispatcher: no extension is called)");
+        let _ = writeln!(
+            out,
+            "runtimes: none (nil dispatcher: no extension is called)"
+        );
     } else {
         let list: Vec<String> = report
             .runtimes
@@ -62,7 +73,11 @@ pub fn render(report: &TurnReport) -> String {
         let _ = writeln!(out, "runtimes: {}", list.join(", "));
     }
     for degraded in &report.degraded {
-        let _ = writeln!(out, "degraded: {} was skipped: {}", degraded.plugin, degraded.why);
+        let _ = writeln!(
+            out,
+            "degraded: {} was skipped: {}",
+            degraded.plugin, degraded.why
+        );
     }
 
     let _ = writeln!(out, "\nhook points");
@@ -79,11 +94,20 @@ pub fn render(report: &TurnReport) -> String {
         let chain = if point.steps.is_empty() {
             "· (no extension)".to_string()
         } else {
-            point.steps.iter().map(step_text).collect::<Vec<_>>().join(" → ")
+            point
+                .steps
+                .iter()
+                .map(step_text)
+                .collect::<Vec<_>>()
+                .join(" → ")
         };
         let mut line = format!("  {label:<width$}  {chain}");
         if let Outcome::Permission { plugin, allow, .. } = &point.outcome {
-            let _ = write!(line, " ⇒ {} by {plugin}", if *allow { "allowed" } else { "denied" });
+            let _ = write!(
+                line,
+                " ⇒ {} by {plugin}",
+                if *allow { "allowed" } else { "denied" }
+            );
         }
         if let Some(note) = &point.note {
             let _ = write!(line, "  ({})", plain_text(note));
@@ -123,7 +147,14 @@ pub fn render(report: &TurnReport) -> String {
         }
         let _ = writeln!(out, "  {role:<10} {}", indent(&content, 13));
         for call in &message.tool_calls {
-            let _ = writeln!(out, "  {:<10} → {} {} {}", "", call.id, call.name, plain_text(&call.arguments));
+            let _ = writeln!(
+                out,
+                "  {:<10} → {} {} {}",
+                "",
+                call.id,
+                call.name,
+                plain_text(&call.arguments)
+            );
         }
     }
 
@@ -170,7 +201,11 @@ pub fn render(report: &TurnReport) -> String {
                 entry.extension_decision,
                 entry.host_decision,
                 entry.point,
-                entry.tool.as_deref().map(|t| format!(" for {t}")).unwrap_or_default(),
+                entry
+                    .tool
+                    .as_deref()
+                    .map(|t| format!(" for {t}"))
+                    .unwrap_or_default(),
                 if entry.applied { "applied" } else { "refused" }
             );
         }
@@ -184,7 +219,11 @@ pub fn render(report: &TurnReport) -> String {
         TurnStatus::Completed => {
             let _ = writeln!(out, "result: completed");
         }
-        TurnStatus::Blocked { point, plugin, reason } => {
+        TurnStatus::Blocked {
+            point,
+            plugin,
+            reason,
+        } => {
             let _ = writeln!(out, "result: blocked at {point} by {plugin}: {reason}");
         }
         TurnStatus::Failed { point, error } => {
@@ -192,7 +231,11 @@ pub fn render(report: &TurnReport) -> String {
         }
     }
     if let Some(reload) = &report.reload {
-        let _ = writeln!(out, "queued reload: {}", serde_json::to_string(reload).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "queued reload: {}",
+            serde_json::to_string(reload).unwrap_or_default()
+        );
     }
     out
 }
