@@ -343,7 +343,30 @@ impl<'a, P: Serialize + ?Sized, R: Serialize + ?Sized> OutboundEnvelope<'a, P, R
     }
 }
 
-/// Fails when a frame of `size` bytes (newline included) exceeds the cap.
+/// An inbound line over the cap: fatal to the connection (upstream sends no
+/// error frame, it just ends `Serve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("inbound frame is {size} bytes; limit is {limit}")]
+pub struct InboundFrameTooLarge {
+    /// Bytes read so far, counting the trailing newline if there was one.
+    pub size: usize,
+    pub limit: usize,
+}
+
+/// Checks an inbound line of `size` bytes (trailing `\n` included, as
+/// upstream's reader counts it) against the cap.
+pub fn check_inbound_frame_size(size: usize) -> Result<(), InboundFrameTooLarge> {
+    if size > FRAME_BYTES {
+        return Err(InboundFrameTooLarge {
+            size,
+            limit: FRAME_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Fails when an outbound frame of `size` bytes (newline included) exceeds
+/// the cap.
 pub fn check_frame_size(size: usize) -> Result<(), EncodeError> {
     if size > FRAME_BYTES {
         return Err(EncodeError::FrameTooLarge {
@@ -662,6 +685,12 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(check_frame_size(FRAME_BYTES).is_ok());
+        assert!(check_inbound_frame_size(FRAME_BYTES).is_ok());
+        let err = check_inbound_frame_size(8_388_685).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "inbound frame is 8388685 bytes; limit is 8388608"
+        );
         assert!(check_frame_size(FRAME_BYTES + 1).is_err());
     }
 }

@@ -5,14 +5,16 @@
 //! native sidecars: the strict frame dialect ([`frame`]), the frozen error
 //! table ([`error`]), the limits ([`limits`]), the 17 methods ([`methods`])
 //! with their params/result types ([`types`]), the 17 hook points and the
-//! replacement slots ([`points`]), and content-reference helpers
-//! ([`content`]).
+//! replacement slots ([`points`]), the per-point payload DTOs and the
+//! re-validation of replacements ([`payloads`]), and content-reference
+//! helpers ([`content`]).
 
 pub mod content;
 pub mod error;
 pub mod frame;
 pub mod limits;
 pub mod methods;
+pub mod payloads;
 pub mod points;
 mod strict;
 pub mod types;
@@ -20,12 +22,14 @@ pub mod validate;
 
 pub use error::{ErrorReason, ProtocolErrorData, RpcError};
 pub use frame::{
-    EncodeError, Frame, FrameRejection, Id, Notification, Outcome, RejectionKind, Request,
-    Response, decode_frame, encode_error, encode_frame, encode_notification, encode_request,
-    encode_response, encode_result, trim_line,
+    EncodeError, Frame, FrameRejection, Id, InboundFrameTooLarge, Notification, Outcome,
+    RejectionKind, Request, Response, check_frame_size, check_inbound_frame_size, decode_frame,
+    encode_error, encode_frame, encode_notification, encode_request, encode_response,
+    encode_result, trim_line,
 };
 pub use limits::*;
 pub use methods::{Direction, Method, MethodClass, Params};
+pub use payloads::{PayloadError, PointPayload, decode_payload, validate_replacement};
 pub use points::{HookPoint, Slot};
 pub use validate::{
     DecodeError, Validate, ValidationError, decode_json, decode_params, decode_result,

@@ -649,3 +649,100 @@ fn slot_and_point_wire_names_match_the_wire_crate() {
     sorted.sort_by_key(|p| p.as_str());
     assert_eq!(sorted, all);
 }
+
+/// Every interface, type, field, case, function and world has a doc comment.
+#[test]
+fn every_wit_item_is_documented() {
+    use wit_parser::{Docs, Type, TypeDefKind};
+
+    let (resolve, package) = drift::load(&wit_dir()).unwrap();
+    let mut undocumented = Vec::new();
+    let mut require = |docs: &Docs, what: String| {
+        if docs.contents.as_deref().is_none_or(|d| d.trim().is_empty()) {
+            undocumented.push(what);
+        }
+    };
+    let pkg = &resolve.packages[package];
+    for (name, &id) in &pkg.worlds {
+        require(&resolve.worlds[id].docs, format!("world {name}"));
+    }
+    for (name, &id) in &pkg.interfaces {
+        let interface = &resolve.interfaces[id];
+        require(&interface.docs, format!("interface {name}"));
+        for (function, f) in &interface.functions {
+            require(&f.docs, format!("{name}.{function}"));
+        }
+        for (type_name, &type_id) in &interface.types {
+            let def = &resolve.types[type_id];
+            let path = format!("{name}.{type_name}");
+            match &def.kind {
+                TypeDefKind::Type(Type::Id(_)) => continue, // a `use`
+                TypeDefKind::Record(r) => {
+                    for field in &r.fields {
+                        require(&field.docs, format!("{path}.{}", field.name));
+                    }
+                }
+                TypeDefKind::Enum(e) => {
+                    for case in &e.cases {
+                        require(&case.docs, format!("{path}.{}", case.name));
+                    }
+                }
+                TypeDefKind::Variant(v) => {
+                    for case in &v.cases {
+                        require(&case.docs, format!("{path}.{}", case.name));
+                    }
+                }
+                _ => {}
+            }
+            require(&def.docs, path);
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "WIT items without a doc comment: {undocumented:?}"
+    );
+}
+
+#[test]
+fn typed_string_list_without_string_array_is_reported() {
+    assert_schema_edit_reported(
+        |s| {
+            s["$defs"]["InitializeResult"]["properties"]["subscriptions"] =
+                serde_json::json!({"type": "array", "items": {"type": "integer"}})
+        },
+        "field `InitializeResult.subscriptions` is no longer string[] in the schema",
+    );
+}
+
+#[test]
+fn record_for_empty_params_is_reported() {
+    assert_wit_edit_reported(
+        "lifecycle.wit",
+        "    initialized: func();",
+        "    record initialized-params {\n        /// x\n        nothing: bool,\n    }\n\n    initialized: func(params: initialized-params);",
+        "$defs `InitializedParams` has no properties, so WIT must not define `initialized-params`",
+    );
+}
+
+#[test]
+fn protocol_id_drift_is_reported() {
+    assert_schema_edit_reported(
+        |s| s["protocolID"] = "reasonix.extension.v3".into(),
+        "docs do not name protocolID `reasonix.extension.v3`",
+    );
+}
+
+#[test]
+fn method_outside_the_naming_rule_is_reported() {
+    assert_schema_edit_reported(
+        |s| {
+            s["methods"]["rpc/ping"] = serde_json::json!({
+                "class": "lifecycle", "direction": "host_to_extension_request",
+                "notification": false,
+                "params": {"$ref": "#/$defs/ShutdownParams"},
+                "result": {"$ref": "#/$defs/ShutdownResult"}
+            })
+        },
+        "method `rpc/ping` has no WIT name under the naming rule",
+    );
+}

@@ -89,71 +89,60 @@ pub fn valid_glob_segment(pattern: &str) -> bool {
 /// Match one path segment with Go's `path.Match` semantics (`*` and `?`
 /// never cross `/`; `[...]` classes with `^` negation, ranges and `\`
 /// escapes). A malformed pattern matches nothing.
+///
+/// Iterative, backtracking only to the last `*`: every other element matches
+/// exactly one character, so this is exact and linear in practice, whatever
+/// the pattern a manifest brings.
 pub fn glob_segment_matches(pattern: &str, name: &str) -> bool {
+    if !valid_glob_segment(pattern) {
+        return false;
+    }
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
-    valid_glob_segment(pattern) && match_here(&p, 0, &n, 0)
-}
-
-fn match_here(p: &[char], mut pi: usize, n: &[char], mut ni: usize) -> bool {
-    while pi < p.len() {
-        match p[pi] {
-            '*' => {
-                while pi < p.len() && p[pi] == '*' {
-                    pi += 1;
-                }
-                if pi == p.len() {
-                    return !n[ni..].contains(&'/');
-                }
-                for k in ni..=n.len() {
-                    if k > ni && n[k - 1] == '/' {
-                        return false;
-                    }
-                    if match_here(p, pi, n, k) {
-                        return true;
-                    }
-                }
-                return false;
-            }
-            '?' => {
-                if ni >= n.len() || n[ni] == '/' {
-                    return false;
-                }
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && p[pi] == '*' {
+            while pi < p.len() && p[pi] == '*' {
                 pi += 1;
-                ni += 1;
             }
-            '[' => {
-                let Some((negated, ranges, next)) = parse_class(p, pi + 1) else {
-                    return false;
-                };
-                if ni >= n.len() || n[ni] == '/' {
-                    return false;
-                }
-                let c = n[ni];
-                let inside = ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi);
-                if inside == negated {
-                    return false;
-                }
-                pi = next;
-                ni += 1;
+            star = Some((pi, ni));
+            continue;
+        }
+        if pi < p.len()
+            && let Some((true, next)) = match_one(&p, pi, n[ni])
+        {
+            pi = next;
+            ni += 1;
+            continue;
+        }
+        match star {
+            // `*` never swallows a separator.
+            Some((sp, sn)) if n[sn] != '/' => {
+                star = Some((sp, sn + 1));
+                pi = sp;
+                ni = sn + 1;
             }
-            '\\' => {
-                if pi + 1 >= p.len() || ni >= n.len() || n[ni] != p[pi + 1] {
-                    return false;
-                }
-                pi += 2;
-                ni += 1;
-            }
-            c => {
-                if ni >= n.len() || n[ni] != c {
-                    return false;
-                }
-                pi += 1;
-                ni += 1;
-            }
+            _ => return false,
         }
     }
-    ni == n.len()
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// Whether the single-character element at `p[pi]` (`?`, a class, an escape
+/// or a literal) matches `c`, and the index after the element.
+fn match_one(p: &[char], pi: usize, c: char) -> Option<(bool, usize)> {
+    match p[pi] {
+        '?' => Some((c != '/', pi + 1)),
+        '[' => {
+            let (negated, ranges, next) = parse_class(p, pi + 1)?;
+            let inside = ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi);
+            Some((c != '/' && inside != negated, next))
+        }
+        '\\' => p.get(pi + 1).map(|e| (*e == c, pi + 2)),
+        '*' => None,
+        lit => Some((lit == c, pi + 1)),
+    }
 }
 
 /// Inclusive character ranges of a `[...]` class.
@@ -472,6 +461,14 @@ mod tests {
         assert!(!glob_segment_matches("\\*", "a"));
         assert!(glob_segment_matches("*", ""));
         assert!(!glob_segment_matches("a*", "a/b"));
+        assert!(glob_segment_matches("*a*b*c", "xxaxxbxxc"));
+        assert!(!glob_segment_matches("*a*b*c", "xxaxxbxx"));
+        assert!(glob_segment_matches("a*", "a"));
+        assert!(glob_segment_matches("**x?", "abxy"));
+        assert!(!glob_segment_matches("?", ""));
+        // Adversarial patterns stay fast and never recurse.
+        let many = "*a".repeat(20_000) + "b";
+        assert!(!glob_segment_matches(&many, &"a".repeat(200)));
         for bad in ["[", "[]", "[-a]", "a\\", "[a-"] {
             assert!(!valid_glob_segment(bad), "{bad} valid");
         }

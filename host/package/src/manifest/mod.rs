@@ -271,13 +271,14 @@ fn read_manifest(issues: &mut Issues, doc: &Value) -> Manifest {
         m.commands = list(issues, "commands");
         m.prompts = list(issues, "prompts");
         m.themes = list(issues, "themes");
-        for (i, theme) in m.themes.iter().enumerate() {
+        for theme in &m.themes {
             if theme
                 .split('/')
                 .any(|seg| !crate::paths::valid_glob_segment(seg))
             {
+                // The list is sorted by now, so no index: the message names the entry.
                 issues.push(
-                    &index("contributes.themes", i),
+                    "contributes.themes",
                     IssueKind::InvalidValue,
                     format!("invalid theme glob \"{theme}\": syntax error in pattern"),
                 );

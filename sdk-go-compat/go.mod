@@ -1,0 +1,3 @@
+module github.com/esengine/DeepSeek-Reasonix/sdk/go
+
+go 1.23

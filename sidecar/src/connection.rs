@@ -1,0 +1,709 @@
+//! The JSON-RPC peer over a sidecar's stdio: request ids from 1, a pending
+//! table, concurrent requests both ways, the notification queue, the
+//! write-stall bound, strict inbound validation and the failure fan-out.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use reasonix_protocol::error::{ErrorReason, RpcError};
+use reasonix_protocol::frame::{
+    EncodeError, Frame, Id, Notification, Outcome, Request, decode_frame, encode_error,
+    encode_notification, encode_request, encode_result,
+};
+use reasonix_protocol::methods as m;
+use reasonix_protocol::types::{
+    ContentReadParams, RawJson, StreamChunkParams, StreamEndParams, UIPublishParams,
+    UIRequestParams,
+};
+use reasonix_protocol::validate::decode_params;
+use rustix::process::Pid;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::content::{ContentError, ContentStore};
+use crate::errors::{CallError, Failure, FailureKind, Status};
+use crate::frame::{FrameReader, ReadError};
+use crate::launch::kill_group;
+use crate::services::HostServices;
+
+/// Notifications queued for the single writer (upstream: 256).
+pub const NOTIFICATION_QUEUE: usize = 256;
+/// Inbound extension→host requests served at once (upstream SDK: 32).
+pub const INBOUND_CONCURRENCY: usize = 32;
+/// Stream events buffered per stream before it is cut (the dispatcher's
+/// reorder window is 256).
+pub const STREAM_BUFFER: usize = 1024;
+/// How long a courtesy error frame may take before a fatal close.
+const COURTESY_WRITE: Duration = Duration::from_secs(1);
+
+/// What a stream's receiver gets, in arrival order.
+#[derive(Debug, Clone)]
+pub enum StreamEvent {
+    Chunk(Box<StreamChunkParams>),
+    End(StreamEndParams),
+    /// A chunk or end for this stream that failed strict decoding.
+    Invalid(String),
+    /// The connection went down; nothing more will arrive.
+    Interrupted(Failure),
+}
+
+type Reply = Result<RawJson, CallError>;
+
+struct Pending {
+    /// Set once the connection is down; later calls fail with it.
+    closed: Option<Closed>,
+    calls: HashMap<i64, oneshot::Sender<Reply>>,
+}
+
+#[derive(Clone)]
+enum Closed {
+    Orderly,
+    Failed(Failure),
+}
+
+impl Closed {
+    fn error(&self) -> CallError {
+        match self {
+            Closed::Orderly => CallError::Closed,
+            Closed::Failed(f) => CallError::Interrupted(f.clone()),
+        }
+    }
+}
+
+/// Called once when a ready sidecar's connection ends without an orderly
+/// shutdown.
+pub type CrashCallback = Arc<dyn Fn(&Failure) + Send + Sync>;
+
+pub(crate) struct Shared {
+    pub plugin: Arc<str>,
+    pub group: Pid,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stall: Duration,
+    queue: mpsc::Sender<Queued>,
+    event_drop_warned: AtomicBool,
+    pending: Mutex<Pending>,
+    next_id: AtomicI64,
+    ready: AtomicBool,
+    poisoned: AtomicBool,
+    group_killed: AtomicBool,
+    pub status: watch::Sender<Status>,
+    pub content: Mutex<ContentStore>,
+    streams: Mutex<HashMap<String, mpsc::Sender<StreamEvent>>>,
+    services: Arc<dyn HostServices>,
+    inbound: Arc<Semaphore>,
+    on_crash: Option<CrashCallback>,
+    pub intercept_seq: AtomicU64,
+}
+
+struct Queued {
+    frame: Vec<u8>,
+}
+
+/// Whether a notification was queued or, for events only, dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enqueued {
+    Queued,
+    Dropped,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) struct Wiring {
+    pub plugin: Arc<str>,
+    pub group: Pid,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stall: Duration,
+    pub services: Arc<dyn HostServices>,
+    pub on_crash: Option<CrashCallback>,
+}
+
+impl Shared {
+    /// Builds the connection and starts its reader and writer tasks.
+    pub fn start(w: Wiring) -> (Arc<Shared>, Vec<tokio::task::JoinHandle<()>>) {
+        let (queue, rx) = mpsc::channel(NOTIFICATION_QUEUE);
+        let (status, _) = watch::channel(Status::Starting);
+        let shared = Arc::new(Shared {
+            plugin: w.plugin,
+            group: w.group,
+            stdin: tokio::sync::Mutex::new(Some(w.stdin)),
+            stall: w.stall,
+            queue,
+            event_drop_warned: AtomicBool::new(false),
+            pending: Mutex::new(Pending {
+                closed: None,
+                calls: HashMap::new(),
+            }),
+            next_id: AtomicI64::new(1),
+            ready: AtomicBool::new(false),
+            poisoned: AtomicBool::new(false),
+            group_killed: AtomicBool::new(false),
+            status,
+            content: Mutex::new(ContentStore::new()),
+            streams: Mutex::new(HashMap::new()),
+            services: w.services,
+            inbound: Arc::new(Semaphore::new(INBOUND_CONCURRENCY)),
+            on_crash: w.on_crash,
+            intercept_seq: AtomicU64::new(1),
+        });
+        let reader = tokio::spawn(run_reader(shared.clone(), w.stdout));
+        let writer = tokio::spawn(run_writer(shared.clone(), rx));
+        (shared, vec![reader, writer])
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Opens the barrier: from now on extension traffic is served.
+    pub fn mark_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+        self.status.send_replace(Status::Ready);
+    }
+
+    pub fn is_down(&self) -> bool {
+        lock(&self.pending).closed.is_some()
+    }
+
+    /// Kills the process group once (a second kill could hit a reused id).
+    pub fn kill(&self) {
+        if !self.group_killed.swap(true, Ordering::AcqRel) {
+            kill_group(self.group);
+        }
+    }
+
+    fn orderly(&self) -> bool {
+        matches!(
+            *self.status.borrow(),
+            Status::ShuttingDown | Status::Stopped
+        )
+    }
+
+    /// The connection is down: kill the group (unless shutting down in
+    /// order, where the shutdown sequence kills after its grace), fail every
+    /// pending call at once, interrupt every stream, report the crash once.
+    pub fn fail(&self, failure: Failure) {
+        let orderly = self.orderly();
+        let calls = {
+            let mut pending = lock(&self.pending);
+            if pending.closed.is_some() {
+                return;
+            }
+            pending.closed = Some(Closed::Failed(failure.clone()));
+            std::mem::take(&mut pending.calls)
+        };
+        if orderly {
+            tracing::debug!(plugin = %self.plugin, "sidecar connection closed during shutdown: {failure}");
+        } else {
+            self.kill();
+            tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
+        }
+        for (_, call) in calls {
+            let _ = call.send(Err(CallError::Interrupted(failure.clone())));
+        }
+        self.interrupt_streams(&failure);
+        if !orderly {
+            let was_ready = self.is_ready();
+            self.status.send_replace(Status::Crashed(failure.clone()));
+            if was_ready && let Some(callback) = &self.on_crash {
+                callback(&failure);
+            }
+        }
+    }
+
+    /// Orderly end after shutdown: pending calls fail with `Closed`.
+    pub fn close_orderly(&self) {
+        let calls = {
+            let mut pending = lock(&self.pending);
+            if pending.closed.is_none() {
+                pending.closed = Some(Closed::Orderly);
+            }
+            std::mem::take(&mut pending.calls)
+        };
+        for (_, call) in calls {
+            let _ = call.send(Err(CallError::Closed));
+        }
+        self.interrupt_streams(&Failure::new(FailureKind::Exited, "sidecar shut down"));
+    }
+
+    fn interrupt_streams(&self, failure: &Failure) {
+        let streams = std::mem::take(&mut *lock(&self.streams));
+        for (_, tx) in streams {
+            let _ = tx.try_send(StreamEvent::Interrupted(failure.clone()));
+        }
+    }
+
+    /// Writes one encoded frame directly (responses and requests), bounded
+    /// by the stall timeout. A stall or an interrupted partial frame is
+    /// fatal: the stream would otherwise be corrupt.
+    pub async fn write_frame(&self, frame: &[u8]) -> Result<(), CallError> {
+        let mut stdin = self.stdin.lock().await;
+        if let Some(closed) = &lock(&self.pending).closed {
+            return Err(closed.error());
+        }
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(CallError::Closed);
+        };
+        let deadline = Instant::now() + self.stall;
+        let mut guard = PartialFrameGuard {
+            shared: self,
+            armed: false,
+        };
+        let mut written = 0;
+        while written < frame.len() {
+            match tokio::time::timeout_at(deadline, pipe.write(&frame[written..])).await {
+                Err(_) => {
+                    guard.armed = false;
+                    let failure = Failure::new(
+                        FailureKind::WriteStalled,
+                        format!(
+                            "writing to the sidecar stalled for {:?} (it stopped reading stdin)",
+                            self.stall
+                        ),
+                    );
+                    self.fail(failure.clone());
+                    return Err(CallError::Interrupted(failure));
+                }
+                Ok(Ok(0)) | Ok(Err(_)) => {
+                    guard.armed = false;
+                    let failure =
+                        Failure::new(FailureKind::Transport, "the sidecar's stdin is closed");
+                    self.fail(failure.clone());
+                    return Err(CallError::Interrupted(failure));
+                }
+                Ok(Ok(n)) => {
+                    written += n;
+                    guard.armed = written < frame.len();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a notification for the writer task. When the queue is full,
+    /// `extension/event` is dropped (one warning per connection); any other
+    /// notification fails the connection (§2).
+    pub fn enqueue(&self, method: &'static str, frame: Vec<u8>) -> Result<Enqueued, CallError> {
+        if let Some(closed) = &lock(&self.pending).closed {
+            return Err(closed.error());
+        }
+        match self.queue.try_send(Queued { frame }) {
+            Ok(()) => Ok(Enqueued::Queued),
+            Err(mpsc::error::TrySendError::Full(_)) if method == m::EXTENSION_EVENT => {
+                if !self.event_drop_warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(plugin = %self.plugin, "sidecar event queue is full; dropping observation events");
+                }
+                Ok(Enqueued::Dropped)
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                let failure = Failure::new(
+                    FailureKind::QueueFull,
+                    format!("notification queue full while sending {method}"),
+                );
+                self.fail(failure.clone());
+                Err(CallError::Interrupted(failure))
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(CallError::Closed),
+        }
+    }
+
+    /// Sends a request and waits for its response within `timeout`.
+    pub async fn call_raw<P: Serialize + ?Sized>(
+        &self,
+        method: &'static str,
+        params: &P,
+        timeout: Duration,
+    ) -> Result<RawJson, CallError> {
+        let lifecycle = method == m::EXTENSION_INITIALIZE || method == m::EXTENSION_SHUTDOWN;
+        if !lifecycle && !self.is_ready() {
+            return Err(self.down_error().unwrap_or(CallError::NotReady));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let frame =
+            encode_request(Id::Number(id), method, params).map_err(|e| encode_failed(method, e))?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if let Some(closed) = &pending.closed {
+                return Err(closed.error());
+            }
+            pending.calls.insert(id, tx);
+        }
+        let remove = RemoveOnDrop { shared: self, id };
+        let outcome = tokio::time::timeout(timeout, async {
+            self.write_frame(&frame).await?;
+            rx.await.unwrap_or(Err(CallError::Closed))
+        })
+        .await;
+        drop(remove);
+        match outcome {
+            Ok(Err(CallError::Remote { error, .. })) => Err(CallError::Remote { method, error }),
+            Ok(reply) => reply,
+            Err(_) => Err(CallError::Timeout {
+                method,
+                after: timeout,
+            }),
+        }
+    }
+
+    /// Sends a request and strictly decodes its result.
+    pub async fn call<P, R>(
+        &self,
+        method: &'static str,
+        params: &P,
+        timeout: Duration,
+    ) -> Result<R, CallError>
+    where
+        P: Serialize + ?Sized,
+        R: DeserializeOwned + reasonix_protocol::validate::Validate,
+    {
+        let raw = self.call_raw(method, params, timeout).await?;
+        reasonix_protocol::validate::decode_result(&raw).map_err(|e| CallError::InvalidResult {
+            method,
+            detail: e.to_string(),
+        })
+    }
+
+    /// Encodes and queues a notification.
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<Enqueued, CallError> {
+        if !self.is_ready() {
+            return Err(self.down_error().unwrap_or(CallError::NotReady));
+        }
+        let frame = encode_notification(method, params).map_err(|e| encode_failed(method, e))?;
+        self.enqueue(method, frame)
+    }
+
+    fn down_error(&self) -> Option<CallError> {
+        lock(&self.pending).closed.as_ref().map(Closed::error)
+    }
+
+    /// Registers a stream receiver before the open request goes out (chunks
+    /// may overtake the open response).
+    pub fn register_stream(&self, stream_id: &str) -> mpsc::Receiver<StreamEvent> {
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        lock(&self.streams).insert(stream_id.to_owned(), tx);
+        rx
+    }
+
+    pub fn unregister_stream(&self, stream_id: &str) {
+        lock(&self.streams).remove(stream_id);
+    }
+
+    /// Closes stdin (EOF for the sidecar); waits for an in-flight write at
+    /// most `bound`.
+    pub async fn close_stdin(&self, bound: Duration) {
+        if let Ok(mut stdin) = tokio::time::timeout(bound, self.stdin.lock()).await {
+            stdin.take();
+        }
+    }
+
+    // ----- inbound -----
+
+    fn on_line(self: &Arc<Self>, line: &[u8]) {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return;
+        }
+        match decode_frame(line) {
+            Err(rejection) => {
+                tracing::warn!(plugin = %self.plugin, "rejected frame from sidecar: {}", crate::redact(&rejection.detail));
+                self.respond_later(rejection.id, Err(rejection.error()));
+            }
+            Ok(Frame::Response(response)) => {
+                let Id::Number(id) = response.id else {
+                    if let Outcome::Error(e) = &response.outcome {
+                        tracing::warn!(plugin = %self.plugin, "sidecar reported an error with id null: {}", crate::redact(&e.to_string()));
+                    }
+                    return;
+                };
+                let waiter = lock(&self.pending).calls.remove(&id);
+                let Some(waiter) = waiter else {
+                    tracing::debug!(plugin = %self.plugin, id, "response for no pending request (late or unknown)");
+                    return;
+                };
+                let reply = match response.outcome {
+                    Outcome::Result(raw) => Ok(raw),
+                    Outcome::Error(error) => Err(CallError::Remote {
+                        method: "request",
+                        error,
+                    }),
+                };
+                let _ = waiter.send(reply);
+            }
+            Ok(Frame::Request(request)) => {
+                if !self.is_ready() {
+                    self.poison(Some(request.id), &request.method);
+                } else {
+                    let shared = self.clone();
+                    tokio::spawn(async move { shared.serve_request(request).await });
+                }
+            }
+            Ok(Frame::Notification(notification)) => {
+                if !self.is_ready() {
+                    self.poison(None, &notification.method);
+                } else {
+                    self.on_notification(notification);
+                }
+            }
+        }
+    }
+
+    /// Traffic before `extension/initialized`: answer `protocol_error`, then
+    /// kill and fail the connection (§4.3 rule 11).
+    fn poison(self: &Arc<Self>, id: Option<Id>, method: &str) {
+        self.poisoned.store(true, Ordering::Relaxed);
+        let failure = Failure::new(
+            FailureKind::Poisoned,
+            format!("the sidecar sent {method:?} before the handshake completed"),
+        );
+        let shared = self.clone();
+        tokio::spawn(async move {
+            if let Some(id) = id
+                && let Ok(frame) = encode_error(
+                    id,
+                    &RpcError::with_message(
+                        ErrorReason::ProtocolError,
+                        "request before extension/initialized",
+                    ),
+                )
+            {
+                let _ = tokio::time::timeout(COURTESY_WRITE, shared.write_frame(&frame)).await;
+            }
+            shared.fail(failure);
+        });
+    }
+
+    fn respond_later(self: &Arc<Self>, id: Id, outcome: Result<RawJson, RpcError>) {
+        let shared = self.clone();
+        tokio::spawn(async move { shared.respond(id, outcome).await });
+    }
+
+    async fn respond(&self, id: Id, outcome: Result<RawJson, RpcError>) {
+        let frame = match &outcome {
+            Ok(result) => encode_result(id, &**result),
+            Err(error) => encode_error(id, error),
+        };
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(EncodeError::FrameTooLarge { .. }) => {
+                match encode_error(id, &RpcError::from_reason(ErrorReason::FrameTooLarge)) {
+                    Ok(frame) => frame,
+                    Err(_) => return,
+                }
+            }
+            Err(_) => match encode_error(id, &RpcError::from_reason(ErrorReason::Internal)) {
+                Ok(frame) => frame,
+                Err(_) => return,
+            },
+        };
+        let _ = self.write_frame(&frame).await;
+    }
+
+    async fn serve_request(self: Arc<Self>, request: Request) {
+        let Ok(_permit) = self.inbound.clone().try_acquire_owned() else {
+            self.respond(request.id, Err(RpcError::server_busy())).await;
+            return;
+        };
+        let outcome = self.route_request(&request).await;
+        self.respond(request.id, outcome).await;
+    }
+
+    async fn route_request(&self, request: &Request) -> Result<RawJson, RpcError> {
+        match request.method.as_str() {
+            m::HOST_CONTENT_READ => {
+                let params: ContentReadParams = decode(&request.params)?;
+                let chunk = lock(&self.content)
+                    .read(&params.content_ref, params.offset)
+                    .map_err(|e| match e {
+                        ContentError::TooLarge { .. } => {
+                            RpcError::from_reason(ErrorReason::FrameTooLarge)
+                        }
+                        _ => RpcError::from_reason(ErrorReason::ContentRefExpired),
+                    })?;
+                to_raw(&chunk)
+            }
+            m::HOST_UI_PUBLISH => {
+                let params: UIPublishParams = decode(&request.params)?;
+                let result = self.services.ui_publish(&self.plugin, params).await?;
+                to_raw(&result)
+            }
+            m::HOST_UI_REQUEST => {
+                let params: UIRequestParams = decode(&request.params)?;
+                let result = self.services.ui_request(&self.plugin, params).await?;
+                to_raw(&result)
+            }
+            // Generation B has no browser; `unknown_method` is one of the two
+            // answers the spec allows (browser_unavailable is generation A).
+            _ => Err(RpcError::from_reason(ErrorReason::UnknownMethod)),
+        }
+    }
+
+    fn on_notification(&self, notification: Notification) {
+        let method = notification.method.as_str();
+        let event = match method {
+            m::EXTENSION_PROVIDER_STREAM_CHUNK => decode::<StreamChunkParams>(&notification.params)
+                .map(|p| (p.stream_id.clone(), StreamEvent::Chunk(Box::new(p)))),
+            m::EXTENSION_PROVIDER_STREAM_END => decode::<StreamEndParams>(&notification.params)
+                .map(|p| (p.stream_id.clone(), StreamEvent::End(p))),
+            _ => {
+                tracing::warn!(plugin = %self.plugin, method = %crate::redact(method), "ignoring unknown notification from sidecar");
+                return;
+            }
+        };
+        let (stream_id, event) = match event {
+            Ok(pair) => pair,
+            Err(error) => {
+                let Some(stream_id) = loose_stream_id(&notification.params) else {
+                    tracing::warn!(plugin = %self.plugin, "invalid {method} without a stream id: {}", crate::redact(&error.message));
+                    return;
+                };
+                (
+                    stream_id,
+                    StreamEvent::Invalid(crate::redact(&error.message).into_owned()),
+                )
+            }
+        };
+        let mut streams = lock(&self.streams);
+        let Some(tx) = streams.get(&stream_id) else {
+            tracing::debug!(plugin = %self.plugin, "{method} for unknown stream {stream_id:?}");
+            return;
+        };
+        if tx.try_send(event).is_err() {
+            // A receiver that is gone or hopelessly behind: cut the stream so
+            // it sees the end of the channel as an interruption.
+            tracing::warn!(plugin = %self.plugin, "stream {stream_id:?} receiver is not keeping up; interrupting it");
+            streams.remove(&stream_id);
+        }
+    }
+}
+
+/// Fails the connection if a frame was left half-written (a caller future
+/// dropped mid-write): the byte stream can no longer be parsed.
+struct PartialFrameGuard<'a> {
+    shared: &'a Shared,
+    armed: bool,
+}
+
+impl Drop for PartialFrameGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.fail(Failure::new(
+                FailureKind::Transport,
+                "a frame to the sidecar was interrupted half-written",
+            ));
+        }
+    }
+}
+
+struct RemoveOnDrop<'a> {
+    shared: &'a Shared,
+    id: i64,
+}
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.pending).calls.remove(&self.id);
+    }
+}
+
+fn encode_failed(method: &'static str, error: EncodeError) -> CallError {
+    match error {
+        EncodeError::FrameTooLarge { .. } => CallError::FrameTooLarge {
+            method,
+            detail: error.to_string(),
+        },
+        EncodeError::Json(e) => CallError::InvalidResult {
+            method,
+            detail: format!("could not encode params: {e}"),
+        },
+    }
+}
+
+struct DecodeFailure {
+    message: String,
+}
+
+impl From<DecodeFailure> for RpcError {
+    fn from(f: DecodeFailure) -> Self {
+        RpcError::with_message(ErrorReason::InvalidParams, crate::redact(&f.message))
+    }
+}
+
+fn decode<T>(params: &RawJson) -> Result<T, DecodeFailure>
+where
+    T: DeserializeOwned + reasonix_protocol::validate::Validate,
+{
+    decode_params(Some(params)).map_err(|e| DecodeFailure {
+        message: e.to_string(),
+    })
+}
+
+fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, RpcError> {
+    serde_json::value::to_raw_value(value).map_err(|_| RpcError::from_reason(ErrorReason::Internal))
+}
+
+fn loose_stream_id(params: &RawJson) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Loose {
+        #[serde(rename = "streamId")]
+        stream_id: String,
+    }
+    serde_json::from_str::<Loose>(params.get())
+        .ok()
+        .map(|l| l.stream_id)
+}
+
+async fn run_reader(shared: Arc<Shared>, stdout: ChildStdout) {
+    let mut reader = FrameReader::new(BufReader::with_capacity(64 * 1024, stdout));
+    loop {
+        match reader.next_frame().await {
+            Ok(Some(line)) => shared.on_line(line),
+            Ok(None) => {
+                shared.fail(Failure::new(
+                    FailureKind::Exited,
+                    "the sidecar closed its stdout (exited)",
+                ));
+                return;
+            }
+            Err(ReadError::TooLarge { bytes, limit }) => {
+                let failure = Failure::new(
+                    FailureKind::FrameTooLarge,
+                    format!("inbound frame is at least {bytes} bytes; limit is {limit}"),
+                );
+                if let Ok(frame) =
+                    encode_error(Id::Null, &RpcError::from_reason(ErrorReason::FrameTooLarge))
+                {
+                    let _ = tokio::time::timeout(COURTESY_WRITE, shared.write_frame(&frame)).await;
+                }
+                shared.fail(failure);
+                return;
+            }
+            Err(ReadError::Io(e)) => {
+                shared.fail(Failure::new(
+                    FailureKind::Transport,
+                    format!("reading the sidecar's stdout failed: {e}"),
+                ));
+                return;
+            }
+        }
+    }
+}
+
+async fn run_writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Queued>) {
+    while let Some(item) = rx.recv().await {
+        if shared.write_frame(&item.frame).await.is_err() {
+            return;
+        }
+    }
+}
