@@ -353,11 +353,7 @@ impl Sidecar {
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
-                self.log(
-                    &format!("{} {detail}", notification.method)
-                        .trim_end()
-                        .to_string(),
-                );
+                self.log(format!("{} {detail}", notification.method).trim_end());
             }
             Frame::Response(response) => {
                 let text = match response.outcome {

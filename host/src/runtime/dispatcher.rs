@@ -447,7 +447,7 @@ impl Dispatcher {
         let Some(replacement) = reply.replacement.take() else {
             return Err("answered `replace` without a replacement".to_string());
         };
-        super::replacement::validate_replacement(point, &replacement)
+        reasonix_protocol::payloads::validate_replacement(point, &replacement)
             .map_err(|error| format!("invalid replacement: {error}"))?;
         Ok(replacement)
     }

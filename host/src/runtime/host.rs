@@ -18,7 +18,7 @@ use reasonix_protocol::types::ProviderMessage;
 use serde::Serialize;
 
 use super::generation::{BuildError, Degraded, Generation, RuntimeCandidate};
-use super::ui::{UiBinding, UiHub};
+use super::ui::{UiBinding, UiHub, UiMember};
 
 /// Where the enabled plugins come from: read anew at every (re)build. Only
 /// the plugin registry implements this in production, so only installed,
@@ -114,8 +114,22 @@ impl RuntimeHost {
         ui: Arc<UiHub>,
         carry: SessionCarry,
     ) -> Result<RuntimeHost, BuildError> {
+        Self::start_at(1, source, session_id, workspace_root, ui, carry).await
+    }
+
+    /// Build the first generation with the given number (a restarted
+    /// process continues the numbering it recorded).
+    pub async fn start_at(
+        number: u64,
+        source: Arc<dyn CandidateSource>,
+        session_id: &str,
+        workspace_root: &str,
+        ui: Arc<UiHub>,
+        carry: SessionCarry,
+    ) -> Result<RuntimeHost, BuildError> {
         let candidates = source.candidates().map_err(BuildError::Sources)?;
-        let generation = Generation::build(1, candidates, session_id, workspace_root).await?;
+        let generation =
+            Generation::build(number.max(1), candidates, session_id, workspace_root).await?;
         let host = RuntimeHost {
             source,
             session_id: session_id.to_string(),
@@ -141,18 +155,12 @@ impl RuntimeHost {
     }
 
     fn bind_ui(&self, generation: &Generation) {
-        let plugins: Vec<(String, Vec<(String, Option<String>)>)> = generation
+        let plugins: Vec<UiMember> = generation
             .runtimes
             .iter()
-            .map(|r| {
-                let actions = r
-                    .runtime
-                    .declaration()
-                    .ui_actions
-                    .iter()
-                    .map(|a| (a.action_id.clone(), a.label.clone()))
-                    .collect();
-                (r.plugin_id.clone(), actions)
+            .map(|r| UiMember {
+                plugin: r.plugin_id.clone(),
+                actions: r.runtime.declaration().ui_actions.clone(),
             })
             .collect();
         self.ui.bind(

@@ -9,9 +9,9 @@ pub mod diagnostics;
 pub mod dispatcher;
 pub mod generation;
 pub mod host;
+pub mod native;
 pub mod provider;
 pub mod redaction;
-pub mod replacement;
 pub mod session_state;
 pub mod slots;
 #[cfg(test)]
@@ -186,9 +186,11 @@ pub enum StreamMessage {
         seq: u64,
         generation: Option<u64>,
         /// The ProviderChunk, already strictly decoded by the runtime.
-        chunk: reasonix_protocol::types::ProviderChunk,
+        chunk: Box<reasonix_protocol::types::ProviderChunk>,
     },
     End(provider::reassembly::StreamEnd),
+    /// A chunk or end that failed strict decoding (text redacted).
+    Invalid(String),
     /// The connection ended before the stream did.
     Disconnected,
 }

@@ -6,7 +6,7 @@
 /// carriage returns, NULs) so no terminal or renderer interprets the text.
 /// Newlines and tabs stay.
 pub fn clean_text(text: &str) -> String {
-    let redacted = text; // TEMP until reasonix-sidecar lands
+    let redacted = reasonix_sidecar::redact::redact(text);
     plain_text(&redacted)
 }
 

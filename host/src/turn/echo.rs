@@ -5,7 +5,7 @@ use reasonix_protocol::types::{
     ProviderMessage, ProviderRequest, ProviderRole, ProviderToolCall, ProviderUsage,
 };
 
-use super::payloads::ProviderResponsePayload;
+use reasonix_protocol::payloads::ProviderResponsePayload;
 
 /// The model name the echo provider reports.
 pub const ECHO_MODEL: &str = "echo";

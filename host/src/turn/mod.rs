@@ -13,7 +13,6 @@
 
 pub mod echo;
 pub mod host_tools;
-pub mod payloads;
 pub mod render;
 
 use std::collections::BTreeSet;
@@ -39,7 +38,12 @@ use crate::runtime::ui::{SurfaceUpdate, UiActionEntry};
 use crate::runtime::{StreamOpen, TrustLabel};
 
 use echo::ScriptedCall;
-use payloads::*;
+use reasonix_protocol::payloads::{
+    AgentStartPayload, CompactionCompletePayload, CompactionPreparePayload, ContextPayload,
+    FrontendEventPayload, HostDecision, InputPayload, PermissionPayload, ProviderRequestPayload,
+    ProviderResponsePayload, SessionPayload, SystemPromptPayload, ToolAfterPayload,
+    ToolBeforePayload,
+};
 
 /// The host's default system prompt in scripted turns.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Reasonix, a careful coding agent. Answer briefly.";
@@ -319,14 +323,18 @@ impl<'a> Turn<'a> {
         request: ProviderRequest,
         prefix: &mut Option<String>,
     ) -> Result<ProviderResponsePayload, Stop> {
+        let original = request.clone();
         let request = self
             .point(
                 HookPoint::ProviderRequest,
-                ProviderRequestPayload { request },
+                ProviderRequestPayload {
+                    request: Some(request),
+                },
                 |_| Some("request replaced".to_string()),
             )
             .await?
-            .request;
+            .request
+            .unwrap_or(original);
         if prefix.is_none() {
             *prefix = Some(prefix_hash(&request));
         }
@@ -461,7 +469,11 @@ impl<'a> Turn<'a> {
             name: name.to_string(),
             arguments: arguments.to_string(),
             read_only,
-            host_decision: host_decision.to_string(),
+            host_decision: Some(if host_decision == "deny" {
+                HostDecision::Deny
+            } else {
+                HostDecision::Allow
+            }),
         };
         let allowed = match dispatcher
             .intercept(HookPoint::PermissionDecision, permission)
@@ -696,7 +708,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
             HookPoint::AgentBeforeStart,
             AgentStartPayload {
                 model: model.clone(),
-                tool_count: tools.len() as u64,
+                tool_count: tools.len() as i64,
                 session_id: session_id.clone(),
             },
             |_| None,
@@ -717,9 +729,14 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
             .point(
                 HookPoint::ContextPrepare,
                 ContextPayload {
-                    messages: transcript.clone(),
+                    messages: Some(transcript.clone()),
                 },
-                |p| Some(format!("context → {} messages", p.messages.len())),
+                |p| {
+                    Some(format!(
+                        "context → {} messages",
+                        p.messages.as_ref().map_or(0, Vec::len)
+                    ))
+                },
             )
             .await?;
         let build_request = |messages: &[ProviderMessage]| {
@@ -733,7 +750,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
                 response_format: None,
             }
         };
-        let mut messages = context.messages;
+        let mut messages = context.messages.unwrap_or_default();
         let response = turn
             .provider_round(build_request(&messages), &mut prefix)
             .await?;
@@ -762,13 +779,18 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
                 .point(
                     HookPoint::CompactionPrepare,
                     CompactionPreparePayload {
-                        messages: transcript.clone(),
+                        messages: Some(transcript.clone()),
                         guidance: "Summarise the conversation so far in one paragraph.".to_string(),
                     },
-                    |p| Some(format!("compaction input → {} messages", p.messages.len())),
+                    |p| {
+                        Some(format!(
+                            "compaction input → {} messages",
+                            p.messages.as_ref().map_or(0, Vec::len)
+                        ))
+                    },
                 )
                 .await?;
-            let summary = summarize(&prepare.messages);
+            let summary = summarize(prepare.messages.as_deref().unwrap_or_default());
             let complete = turn
                 .point(
                     HookPoint::CompactionComplete,

@@ -250,9 +250,17 @@ impl ProviderStream {
                         self.stale_dropped += 1;
                         continue;
                     }
-                    self.feed(StreamInput::Chunk { seq, chunk });
+                    self.feed(StreamInput::Chunk { seq, chunk: *chunk });
                 }
                 Some(StreamMessage::End(end)) => self.feed(StreamInput::End(end)),
+                Some(StreamMessage::Invalid(why)) => {
+                    // An invalid message ends the stream like a broken connection.
+                    self.ready.clear();
+                    self.status = StreamStatus::Failed(StreamFailure::Interrupted(format!(
+                        "the provider sent an invalid stream message: {why}"
+                    )));
+                    self.assembler.accept(StreamInput::Cancelled);
+                }
                 Some(StreamMessage::Disconnected) | None => self.feed(StreamInput::Disconnected),
             }
         }

@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 
 pub use payloads::{FormPayload, PublishKind, RequestKind, UiPayload};
 
+use super::UiActionDeclaration;
 use super::redaction::clean_text;
 
 /// `^[a-z0-9-]+$`, the shape of a UI action id.
@@ -111,6 +112,13 @@ pub struct UiActionEntry {
     pub label: Option<String>,
 }
 
+/// A plugin of the generation being bound, with its declared actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiMember {
+    pub plugin: String,
+    pub actions: Vec<UiActionDeclaration>,
+}
+
 /// How the host answers `host/ui/request`.
 #[derive(Debug, Clone)]
 pub enum UiAnswers {
@@ -167,24 +175,25 @@ impl UiHub {
 
     /// Make `binding` current with these plugins (and their declared actions)
     /// as the only members. Called when a generation is published.
-    pub fn bind(&self, binding: UiBinding, plugins: &[(String, Vec<(String, Option<String>)>)]) {
+    pub fn bind(&self, binding: UiBinding, plugins: &[UiMember]) {
         let mut state = self.state();
         state.binding = Some(binding);
         state.plugins = plugins
             .iter()
-            .map(|(plugin, _)| (plugin.clone(), PluginUi::default()))
+            .map(|member| (member.plugin.clone(), PluginUi::default()))
             .collect();
         state.actions = plugins
             .iter()
-            .flat_map(|(plugin, actions)| {
-                actions
+            .flat_map(|member| {
+                member
+                    .actions
                     .iter()
-                    .filter(|(id, _)| is_valid_action_id(id))
-                    .map(move |(id, label)| UiActionEntry {
-                        command: format!("/{plugin}:{id}"),
-                        plugin: plugin.clone(),
-                        action_id: id.clone(),
-                        label: label.as_deref().map(clean_text),
+                    .filter(|action| is_valid_action_id(&action.action_id))
+                    .map(move |action| UiActionEntry {
+                        command: format!("/{}:{}", member.plugin, action.action_id),
+                        plugin: member.plugin.clone(),
+                        action_id: action.action_id.clone(),
+                        label: action.label.as_deref().map(clean_text),
                     })
             })
             .collect();
@@ -384,13 +393,19 @@ mod tests {
                 session_id: "s1".into(),
                 generation: 2,
             },
-            &[(
-                "status-ui".into(),
-                vec![
-                    ("refresh".into(), Some("Refresh".into())),
-                    ("Not Valid".into(), None),
+            &[UiMember {
+                plugin: "status-ui".into(),
+                actions: vec![
+                    UiActionDeclaration {
+                        action_id: "refresh".into(),
+                        label: Some("Refresh".into()),
+                    },
+                    UiActionDeclaration {
+                        action_id: "Not Valid".into(),
+                        label: None,
+                    },
                 ],
-            )],
+            }],
         );
         hub
     }
