@@ -66,6 +66,8 @@ fn starter_journey() {
     assert_eq!(reg["plugins"][0]["treeDigest"], digest_of(&src).as_str());
     assert_eq!(reg["plugins"][0]["root"], "plugins/starter");
     assert!(stderr(&out).contains("reasonix plugin show starter"));
+    // Not a terminal: a plain summary, no progress bar escapes.
+    assert!(!stderr(&out).contains('\u{1b}') && !stderr(&out).contains('\r'));
 
     // 3. list (TSV) and list --json.
     let list = sb.ok(&["plugin", "list"]);
