@@ -236,7 +236,10 @@ fn crash_while_replacing_an_unregistered_directory_restores_it() {
     // Without --replace it is refused, never adopted or overwritten.
     let out = sb.run(&["plugin", "install", "./v2", "--yes", "--json"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(last_json(&out)["actions"][0]["errorCode"], "install.already_exists");
+    assert_eq!(
+        last_json(&out)["actions"][0]["errorCode"],
+        "install.already_exists"
+    );
     sb.ok(&args);
     assert_eq!(digest(&restart_state(&sb)), Some(d2));
 }
