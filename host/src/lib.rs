@@ -5,3 +5,5 @@ pub mod home;
 pub mod hooks;
 pub mod install;
 pub mod registry;
+pub mod runtime;
+pub mod turn;
