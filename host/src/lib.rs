@@ -4,3 +4,5 @@ pub mod export;
 pub mod home;
 pub mod install;
 pub mod registry;
+pub mod runtime;
+pub mod turn;
