@@ -359,6 +359,16 @@ fn apply_action(
         ));
     }
     let pkg = load(&cand.root)?;
+    if pkg.kind != reasonix_package::ManifestKind::Reasonix && Counts::of(&pkg).mapped_total() == 0
+    {
+        return Err(InstallError::new(
+            ErrorCode::InvalidManifest,
+            format!(
+                "plugin {:?} no longer has any Reasonix-compatible capabilities",
+                action.name
+            ),
+        ));
+    }
     let renamed = req.name.is_some() && cand.expected_name.is_none();
     if !renamed && pkg.name != action.name {
         return Err(InstallError::new(
