@@ -1,2 +1,9 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod export;
+pub mod home;
+pub mod hooks;
+pub mod install;
+pub mod registry;
+pub mod runtime;
+pub mod turn;

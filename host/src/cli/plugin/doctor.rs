@@ -1,0 +1,226 @@
+//! `reasonix plugin doctor <name>`: the checks of §a.11.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::common::{EXIT_FAILED, fail, home};
+use crate::install::digest::tree_digest;
+use crate::install::installed::find_installed;
+use crate::install::plan::runtime_info;
+use crate::install::{ErrorCode, InstallError};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Check an installed plugin: manifest, roots, runtime command, hook shells",
+    long_about = "Check an installed plugin: that its manifest parses, that every declared \
+                  skill, command and prompt root exists, that a runtime's command exists, that \
+                  the shells its hooks need are available, and that a copied tree still has \
+                  the digest it was installed with. Warnings (themes, edits) never change the \
+                  exit status; exit 1 means a check failed."
+)]
+pub struct DoctorArgs {
+    /// Installed plugin name.
+    pub name: String,
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+pub fn run(args: DoctorArgs) -> ExitCode {
+    let result = home().and_then(|h| find_installed(&h, &args.name));
+    let (found, warnings) = match result {
+        Ok(v) => v,
+        Err(e) => return fail("doctor", &e, false),
+    };
+    for w in &warnings {
+        println!("warning: {w}");
+    }
+    let Some(installed) = found else {
+        let err = InstallError::new(
+            ErrorCode::NotInstalled,
+            format!("plugin {:?} is not installed", args.name),
+        );
+        return fail("doctor", &err, false);
+    };
+    let root = &installed.root;
+    let pkg = match &installed.package {
+        Ok(p) => p,
+        Err(e) => {
+            println!("invalid: {e}");
+            if e.contains("missing apiVersion") {
+                println!("remediation: reasonix plugin migrate {} --to-v2", args.name);
+            } else {
+                println!(
+                    "remediation: fix the manifest (reasonix plugin validate {} lists every error), or reinstall with --replace",
+                    root.display()
+                );
+            }
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let mut failed = false;
+    if let Some(native) = &pkg.native {
+        if !native.requires.is_empty() {
+            println!("requires:");
+            for r in &native.requires {
+                let range = r
+                    .version_range
+                    .as_deref()
+                    .map(|v| format!(" range={v}"))
+                    .unwrap_or_default();
+                let optional = if r.optional { " (optional)" } else { "" };
+                println!("  {}{range}{optional}", r.key());
+            }
+        }
+        if !native.provides.is_empty() {
+            println!("provides:");
+            for p in &native.provides {
+                let version = p
+                    .version
+                    .as_deref()
+                    .map(|v| format!("@{v}"))
+                    .unwrap_or_default();
+                println!("  {}{version}", p.key());
+            }
+        }
+    }
+    let inv = &pkg.inventory;
+    for (kind, roots) in [
+        ("skill", &inv.skill_roots),
+        ("command", &inv.command_roots),
+        ("prompt", &inv.prompt_roots),
+    ] {
+        for r in roots {
+            if !root.join(r).is_dir() {
+                println!("missing {kind} root: {r}");
+                failed = true;
+            }
+        }
+    }
+    if let Some(rt) = runtime_info(pkg) {
+        print!("{}", super::show::full_trust_block(&rt, ""));
+        let expanded = rt
+            .command
+            .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
+        if expanded.contains('/') {
+            let p = Path::new(&expanded);
+            let p = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                root.join(p)
+            };
+            if !p.is_file() {
+                println!("missing runtime command: {} (expected a file)", p.display());
+                failed = true;
+            }
+        } else if on_path(&expanded).is_none() {
+            println!("warning: runtime command {expanded:?} was not found on PATH");
+        }
+    }
+    for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
+        println!("warning: {w}");
+    }
+    for h in &inv.hooks {
+        if h.args.is_some() {
+            continue;
+        }
+        let shell = h.shell.as_deref().unwrap_or("").to_ascii_lowercase();
+        let need: &[&str] = match shell.as_str() {
+            "bash" => &["bash"],
+            "powershell" => &["powershell", "pwsh"],
+            "pwsh" => &["pwsh"],
+            "cmd" => &[],
+            _ => &["sh"],
+        };
+        if shell == "cmd" {
+            println!(
+                "unavailable {} hook: cmd is only available on Windows",
+                h.event
+            );
+            println!("remediation: declare shell \"bash\" or \"auto\" for this hook");
+            failed = true;
+        } else if !need.iter().any(|p| on_path(p).is_some()) {
+            println!(
+                "unavailable {} hook: {} is not installed or not on PATH",
+                h.event,
+                need.join(" or ")
+            );
+            println!(
+                "remediation: install {} or configure [tools.shell] path",
+                need[0]
+            );
+            failed = true;
+        }
+    }
+    if let Some(expected) = &installed.entry.tree_digest {
+        match tree_digest(root) {
+            Ok(d) if &d == expected => println!("treeDigest: {d} (matches the registry)"),
+            Ok(d) => println!(
+                "warning: installed tree was changed after install (treeDigest {d}, registered {expected})"
+            ),
+            Err(e) => println!("warning: cannot hash the installed tree: {e}"),
+        }
+    }
+    if failed {
+        return ExitCode::from(EXIT_FAILED);
+    }
+    println!("ok: {} ({})", args.name, root.display());
+    ExitCode::SUCCESS
+}
+
+/// Warnings for declared `theme.json` packs this reader rejects or whose
+/// color tokens it drops. They never change doctor's exit status; paths are
+/// relative to the package root.
+fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
+    let mut out = Vec::new();
+    for theme in &pkg.inventory.themes {
+        if !theme.path.ends_with("theme.json") {
+            continue;
+        }
+        let text = match std::fs::read(root.join(&theme.path)) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(format!("theme {}: cannot be read: {e}", theme.path));
+                continue;
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_slice(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
+                continue;
+            }
+        };
+        let Some(obj) = value.as_object() else {
+            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
+            continue;
+        };
+        if let Some(colors) = obj.get("colors") {
+            let Some(colors) = colors.as_object() else {
+                out.push(format!(
+                    "theme {}: colors must be an object; dropped",
+                    theme.path
+                ));
+                continue;
+            };
+            for (token, v) in colors {
+                if !v.as_str().is_some_and(is_hex_color) {
+                    out.push(format!(
+                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
+                        theme.path
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn is_hex_color(s: &str) -> bool {
+    s.strip_prefix('#').is_some_and(|h| {
+        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}

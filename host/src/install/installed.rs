@@ -1,0 +1,119 @@
+//! Installed packages as the registry names them, each read from its root.
+//! An entry whose root is missing is excluded with a repair warning; one
+//! whose tree no longer parses is kept, marked `disabled_incompatible`.
+use std::path::PathBuf;
+
+use reasonix_package::{LoadedPackage, load_package};
+
+use super::error::InstallResult;
+use super::publish::recover;
+use crate::home::ReasonixHome;
+use crate::registry::{PluginRegistry, RegistryEntry};
+
+#[derive(Debug)]
+pub struct Installed {
+    pub entry: RegistryEntry,
+    pub root: PathBuf,
+    /// The package read from `root`, or why it could not be read.
+    pub package: Result<LoadedPackage, String>,
+}
+
+impl Installed {
+    /// `enabled`, `disabled`, the registry's `status`, or `disabled_incompatible`.
+    pub fn state(&self) -> String {
+        if let Some(status) = self.entry.status.as_ref().filter(|s| !s.is_empty()) {
+            return status.clone();
+        }
+        if self.entry.enabled && self.package.is_err() {
+            return "disabled_incompatible".into();
+        }
+        if self.entry.enabled {
+            "enabled".into()
+        } else {
+            "disabled".into()
+        }
+    }
+}
+
+fn repair_hint(name: &str) -> String {
+    format!(
+        "repair with `reasonix plugin install <source> --name {name} --replace --yes`, or `reasonix plugin remove {name} --yes`"
+    )
+}
+
+/// Recover interrupted publications, then read every registered package.
+pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>, Vec<String>)> {
+    let mut warnings = recover(home)?;
+    let mut registry = PluginRegistry::load(home)?;
+    mark_incompatible(home, &mut registry);
+    let mut out = Vec::new();
+    for entry in registry.plugins {
+        let root = home.resolve_root(&entry.root);
+        if !root.is_dir() {
+            warnings.push(format!(
+                "plugin {}: registered root {} is missing or not a directory; it is excluded — {}",
+                entry.name,
+                root.display(),
+                repair_hint(&entry.name)
+            ));
+            continue;
+        }
+        let package = load_package(&root).map_err(|e| e.to_string());
+        if let Err(e) = &package {
+            warnings.push(format!(
+                "plugin {}: {e}; it is not loaded — {}",
+                entry.name,
+                repair_hint(&entry.name)
+            ));
+        }
+        out.push(Installed {
+            entry,
+            root,
+            package,
+        });
+    }
+    out.sort_by(|a, b| a.entry.name.cmp(&b.entry.name));
+    Ok((out, warnings))
+}
+
+const INCOMPATIBLE: &str = "disabled_incompatible";
+
+/// An enabled entry whose tree no longer parses is marked
+/// `disabled_incompatible` (with the reason); the mark is cleared once it
+/// parses again. Written back only when something changed.
+fn mark_incompatible(home: &ReasonixHome, registry: &mut PluginRegistry) {
+    let mut changed = false;
+    for entry in &mut registry.plugins {
+        let root = home.resolve_root(&entry.root);
+        if !root.is_dir() {
+            continue;
+        }
+        let marked = entry.status.as_deref() == Some(INCOMPATIBLE);
+        match load_package(&root) {
+            Err(e) if entry.enabled && !marked => {
+                entry.status = Some(INCOMPATIBLE.into());
+                entry.status_reason = Some(e.to_string());
+                changed = true;
+            }
+            Ok(_) if marked => {
+                entry.status = None;
+                entry.status_reason = None;
+                changed = true;
+            }
+            _ => {}
+        }
+    }
+    if changed {
+        // Best effort: a read-only home still lists correctly.
+        let _ = registry.save(home, None);
+    }
+}
+
+/// One installed package by name (including an unreadable one).
+pub fn find_installed(
+    home: &ReasonixHome,
+    name: &str,
+) -> InstallResult<(Option<Installed>, Vec<String>)> {
+    let (all, warnings) = installed_packages(home)?;
+    Ok((all.into_iter().find(|i| i.entry.name == name), warnings))
+}
