@@ -9,9 +9,11 @@ pub mod diagnostics;
 pub mod dispatcher;
 pub mod generation;
 pub mod host;
+pub mod installed;
 pub mod native;
 pub mod provider;
 pub mod redaction;
+pub mod registry_source;
 pub mod session_state;
 pub mod slots;
 #[cfg(test)]

@@ -414,9 +414,9 @@ pub struct NativeStarter {
 }
 
 impl NativeStarter {
-    /// The host builds starters only from installed, enabled registry
-    /// entries (the registry source); never from project configuration.
-    pub fn new(
+    /// Crate-private: only the registry source builds starters, from
+    /// installed and enabled plugins; never from project configuration.
+    pub(crate) fn new(
         spec: LaunchSpec,
         ceiling: ManifestCeiling,
         guard: Guard,
