@@ -51,13 +51,18 @@ fn host_payload(point: HookPoint) -> Value {
 }
 
 fn all_points() -> Vec<String> {
-    HookPoint::ALL.iter().map(|p| p.as_str().to_string()).collect()
+    HookPoint::ALL
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect()
 }
 
 /// One plugin answering `rule(point)` at every point.
 fn plugin(env: &Env, name: &str, required: bool, rule: impl Fn(HookPoint) -> Value) {
-    let intercept: serde_json::Map<String, Value> =
-        HookPoint::ALL.iter().map(|p| (p.as_str().to_string(), rule(*p))).collect();
+    let intercept: serde_json::Map<String, Value> = HookPoint::ALL
+        .iter()
+        .map(|p| (p.as_str().to_string(), rule(*p)))
+        .collect();
     env.add(
         name,
         json!({"required": required}),
@@ -69,9 +74,18 @@ fn plugin(env: &Env, name: &str, required: bool, rule: impl Fn(HookPoint) -> Val
 async fn every_decision_at_every_point() {
     let cases: Vec<(&str, Box<dyn Fn(HookPoint) -> Value>)> = vec![
         ("continue", Box::new(|_| json!({"decision": "continue"}))),
-        ("block", Box::new(|_| json!({"decision": "block", "reason": "stop here"}))),
-        ("replace", Box::new(|p| json!({"decision": "replace", "replacement": valid_payload(p)}))),
-        ("invalid", Box::new(|_| json!({"decision": "replace", "replacement": {"bogus": 1}}))),
+        (
+            "block",
+            Box::new(|_| json!({"decision": "block", "reason": "stop here"})),
+        ),
+        (
+            "replace",
+            Box::new(|p| json!({"decision": "replace", "replacement": valid_payload(p)})),
+        ),
+        (
+            "invalid",
+            Box::new(|_| json!({"decision": "replace", "replacement": {"bogus": 1}})),
+        ),
         ("missing", Box::new(|_| json!({"decision": "replace"}))),
         ("allow", Box::new(|_| json!({"decision": "allow"}))),
         ("deny", Box::new(|_| json!({"decision": "deny"}))),
@@ -82,7 +96,10 @@ async fn every_decision_at_every_point() {
         plugin(&env, "judge", true, rule);
         let (generation, _hub) = env.generation(1).await.expect("generation builds");
         for point in HookPoint::ALL {
-            let result = generation.dispatcher.intercept(point, host_payload(point)).await;
+            let result = generation
+                .dispatcher
+                .intercept(point, host_payload(point))
+                .await;
             let at = format!("{decision} at {}", point.as_str());
             let permission = point == HookPoint::PermissionDecision;
             match decision {
@@ -131,7 +148,12 @@ async fn every_decision_at_every_point() {
                 }
                 "allow" | "deny" => {
                     let error = result.expect_err(&at);
-                    assert!(error.to_string().contains("legal only at permission.decision"), "{at}: {error}");
+                    assert!(
+                        error
+                            .to_string()
+                            .contains("legal only at permission.decision"),
+                        "{at}: {error}"
+                    );
                 }
                 _ => unreachable!(),
             }
@@ -159,7 +181,11 @@ async fn an_optional_plugin_breaking_the_contract_is_skipped_and_warned_once() {
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", point.as_str()));
         if point != HookPoint::PermissionDecision {
-            assert!(matches!(ruling.steps[0].result, StepResult::Skipped { .. }), "{}", point.as_str());
+            assert!(
+                matches!(ruling.steps[0].result, StepResult::Skipped { .. }),
+                "{}",
+                point.as_str()
+            );
             assert_eq!(ruling.payload, host_payload(point));
         }
     }
@@ -170,13 +196,21 @@ async fn an_optional_plugin_breaking_the_contract_is_skipped_and_warned_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_reach_subscribers_and_slot_owners_without_blocking() {
     let env = Env::new();
-    env.add("watcher", json!({}), json!({"subscriptions": ["frontend.event", "tool.after"]}));
+    env.add(
+        "watcher",
+        json!({}),
+        json!({"subscriptions": ["frontend.event", "tool.after"]}),
+    );
     env.add(
         "owner",
         json!({"replaces": ["frontend_events"], "capabilities": ["strategies"]}),
         json!({"replaces": ["frontend_events"]}),
     );
-    env.add("bystander", json!({}), json!({"subscriptions": ["input.receive"]}));
+    env.add(
+        "bystander",
+        json!({}),
+        json!({"subscriptions": ["input.receive"]}),
+    );
     let (generation, _hub) = env.generation(1).await.unwrap();
     generation
         .dispatcher
@@ -191,7 +225,10 @@ async fn events_reach_subscribers_and_slot_owners_without_blocking() {
         log = env.log();
     }
     generation.retire().await;
-    let events: Vec<&String> = log.iter().filter(|l| l.contains("extension/event")).collect();
+    let events: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains("extension/event"))
+        .collect();
     assert_eq!(events.len(), 2, "{log:?}");
     assert!(events.iter().any(|l| l.starts_with("watcher ")));
     assert!(events.iter().any(|l| l.starts_with("owner ")));

@@ -136,13 +136,17 @@ impl Sidecar {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
-            let Some(trimmed) = trim_line(&line) else { continue };
+            let Some(trimmed) = trim_line(&line) else {
+                continue;
+            };
             match decode_frame(trimmed) {
                 Ok(frame) => return Some(frame),
                 Err(rejection) => {
                     let text = String::from_utf8_lossy(trimmed).into_owned();
                     self.log(&format!("rejected {text}"));
-                    if let Ok(bytes) = reasonix_protocol::frame::encode_response(&rejection.response()) {
+                    if let Ok(bytes) =
+                        reasonix_protocol::frame::encode_response(&rejection.response())
+                    {
                         self.send(bytes);
                     }
                 }
@@ -155,7 +159,9 @@ impl Sidecar {
     fn await_responses(&mut self, mut count: usize) {
         let mut held = Vec::new();
         while count > 0 {
-            let Some(frame) = self.next_frame() else { break };
+            let Some(frame) = self.next_frame() else {
+                break;
+            };
             match frame {
                 Frame::Response(_) => {
                     self.handle(frame);
@@ -204,6 +210,9 @@ impl Sidecar {
         self.session_id = params.session.session_id.clone();
         self.generation = params.session.generation;
         let startup = self.script["startup"].clone();
+        if let Some(text) = startup.get("stderr").and_then(Value::as_str) {
+            eprintln!("{text}");
+        }
         sleep_ms(&startup);
         if let Some(code) = startup.get("exit").and_then(Value::as_i64) {
             self.log("exit-on-start");
@@ -249,7 +258,11 @@ impl Sidecar {
         }
         self.ui_traffic(&rule);
         if let Some(reason) = rule["error"].as_str() {
-            return self.reply_error(id, reason, "scripted error");
+            let message = rule["errorMessage"]
+                .as_str()
+                .unwrap_or("scripted error")
+                .to_string();
+            return self.reply_error(id, reason, &message);
         }
         let decision = rule["decision"].as_str().unwrap_or("continue").to_string();
         let mut result = json!({ "decision": decision });
@@ -279,7 +292,11 @@ impl Sidecar {
             self.crash("tool");
         }
         if let Some(reason) = rule["error"].as_str() {
-            return self.reply_error(id, reason, "scripted tool error");
+            let message = rule["errorMessage"]
+                .as_str()
+                .unwrap_or("scripted tool error")
+                .to_string();
+            return self.reply_error(id, reason, &message);
         }
         let content = if rule["echoArguments"].as_bool() == Some(true) {
             format!("{}({})", params.name, params.arguments.get())
