@@ -72,7 +72,8 @@ fn plugin(env: &Env, name: &str, required: bool, rule: impl Fn(HookPoint) -> Val
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_decision_at_every_point() {
-    let cases: Vec<(&str, Box<dyn Fn(HookPoint) -> Value>)> = vec![
+    type Rule = Box<dyn Fn(HookPoint) -> Value>;
+    let cases: Vec<(&str, Rule)> = vec![
         ("continue", Box::new(|_| json!({"decision": "continue"}))),
         (
             "block",
