@@ -2,6 +2,7 @@
 pub mod cli;
 pub mod export;
 pub mod home;
+pub mod hooks;
 pub mod install;
 pub mod registry;
 pub mod runtime;
