@@ -261,3 +261,45 @@ fn crash_during_a_fresh_link_install_leaves_no_link() {
     assert!(out.contains("\"name\":\"p\""), "{out}");
     assert!(fs::read_link(sb.home.join("plugins/p")).is_ok());
 }
+
+#[test]
+fn concurrent_installers_lose_no_registry_update() {
+    let sb = Sandbox::new();
+    let names: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+    for n in &names {
+        native_package(&sb.work.join(n), n, "1.0.0");
+    }
+    let children: Vec<_> = names
+        .iter()
+        .map(|n| {
+            sb.command(&["plugin", "install", &format!("./{n}"), "--yes", "--json"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let registry = sb.registry();
+    let mut got: Vec<String> = registry["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, names, "every concurrent install is registered");
+    for n in &names {
+        let root = sb.home.join("plugins").join(n);
+        let entry = registry["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == n.as_str())
+            .unwrap();
+        assert_eq!(digest_of(&root), entry["treeDigest"].as_str().unwrap());
+    }
+}

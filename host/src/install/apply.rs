@@ -39,7 +39,7 @@ impl InstallRequest {
         PlanRequest {
             op: "install".into(),
             source: self.source.trim().to_string(),
-            name: self.name.clone().unwrap_or_default(),
+            name: self.name.as_deref().unwrap_or_default().trim().to_string(),
             mode: if self.link { "link" } else { "copy" }.into(),
             replace: self.replace,
         }

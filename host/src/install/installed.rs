@@ -84,28 +84,48 @@ const INCOMPATIBLE: &str = "disabled_incompatible";
 fn mark_incompatible(home: &ReasonixHome, registry: &mut PluginRegistry) {
     let mut changed = false;
     for entry in &mut registry.plugins {
-        let root = home.resolve_root(&entry.root);
-        if !root.is_dir() {
-            continue;
-        }
-        let marked = entry.status.as_deref() == Some(INCOMPATIBLE);
-        match load_package(&root) {
-            Err(e) if entry.enabled && !marked => {
-                entry.status = Some(INCOMPATIBLE.into());
-                entry.status_reason = Some(e.to_string());
-                changed = true;
-            }
-            Ok(_) if marked => {
-                entry.status = None;
-                entry.status_reason = None;
-                changed = true;
-            }
-            _ => {}
-        }
+        changed |= update_status(home, entry);
+    }
+    if !changed {
+        return;
+    }
+    // Re-read under the lock so a concurrent writer's update is kept.
+    let Ok(_lock) = crate::registry::RegistryLock::acquire(home) else {
+        return;
+    };
+    let Ok(mut fresh) = PluginRegistry::load(home) else {
+        return;
+    };
+    let mut changed = false;
+    for entry in &mut fresh.plugins {
+        changed |= update_status(home, entry);
     }
     if changed {
         // Best effort: a read-only home still lists correctly.
-        let _ = registry.save(home, None);
+        let _ = fresh.save(home, None);
+    }
+    *registry = fresh;
+}
+
+/// Set or clear the incompatible mark on one entry; true when it changed.
+fn update_status(home: &ReasonixHome, entry: &mut RegistryEntry) -> bool {
+    let root = home.resolve_root(&entry.root);
+    if !root.is_dir() {
+        return false;
+    }
+    let marked = entry.status.as_deref() == Some(INCOMPATIBLE);
+    match load_package(&root) {
+        Err(e) if entry.enabled && !marked => {
+            entry.status = Some(INCOMPATIBLE.into());
+            entry.status_reason = Some(e.to_string());
+            true
+        }
+        Ok(_) if marked => {
+            entry.status = None;
+            entry.status_reason = None;
+            true
+        }
+        _ => false,
     }
 }
 
