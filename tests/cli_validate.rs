@@ -43,7 +43,11 @@ fn shipped_example_is_valid() {
         stdout.contains("themes: 1\n    sunrise - themes/sunrise/theme.json"),
         "{stdout}"
     );
-    assert!(stdout.contains("runtime: none"), "{stdout}");
+    // The starter carries a Rust extension (sdk-rust): a runtime block.
+    assert!(
+        stdout.contains("runtime: FULL TRUST (runs outside the sandbox)\n    command: ${REASONIX_PLUGIN_ROOT}/bin/starter\n    intercepts: input.receive"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("warning:"), "{stdout}");
 }
 
