@@ -693,3 +693,43 @@ fn usage_errors() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("SessionStart #0"));
 }
+
+#[test]
+fn installed_plugins_are_found_in_the_registry() {
+    let env = package(&hook_on(
+        "UserPromptSubmit",
+        None,
+        json!({"command": "printf '%s' \"$REASONIX_PLUGIN_ROOT\""}),
+    ));
+    let install = reasonix()
+        .args(["plugin", "install", "--yes", "--json"])
+        .arg(&env.root)
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stdout)
+    );
+    let out = reasonix()
+        .args(["dev", "hook", "hooktest", "UserPromptSubmit", "--json"])
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let installed = env.home.join("plugins/hooktest");
+    assert_eq!(v["hooks"][0]["stdout"], installed.display().to_string());
+    let missing = reasonix()
+        .args(["dev", "hook", "absent", "UserPromptSubmit"])
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not installed"));
+}
