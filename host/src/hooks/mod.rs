@@ -150,6 +150,12 @@ pub struct HookRuntimeIssue {
     pub event: String,
     pub description: Option<String>,
     pub message: String,
+    /// `true` when the host itself lacks what the hook needs (an interpreter,
+    /// a Windows-only shell): the hook can never run here. `false` for a
+    /// missing file inside or outside the package (reported as a warning).
+    pub prerequisite: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
 }
 
 /// Check every hook of `pkg` for a usable interpreter / executable without
@@ -158,22 +164,36 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
     let root = absolute(&pkg.root).display().to_string();
     let mut issues = Vec::new();
     for hook in &pkg.inventory.hooks {
-        if let Some(message) = runtime_problem(hook, &root, &absolute(&pkg.root)) {
+        if let Some((message, prerequisite, remediation)) =
+            runtime_problem(hook, &root, &absolute(&pkg.root))
+        {
             issues.push(HookRuntimeIssue {
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message,
+                prerequisite,
+                remediation,
             });
         }
     }
     issues
 }
 
-fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> {
+/// `(message, prerequisite, remediation)` for a hook that cannot run.
+fn runtime_problem(
+    hook: &Hook,
+    root: &str,
+    root_path: &Path,
+) -> Option<(String, bool, Option<String>)> {
     if let Some(ctx) = &hook.context_file {
         let path = root_path.join(expand::plugin_root(ctx, root));
-        return (!path.is_file())
-            .then(|| format!("context file {} does not exist", path.display()));
+        return (!path.is_file()).then(|| {
+            (
+                format!("context file {} does not exist", path.display()),
+                false,
+                None,
+            )
+        });
     }
     let command = expand::plugin_root(hook.command.as_deref().unwrap_or(""), root);
     let args = hook.args.as_ref().map(|a| {
@@ -182,7 +202,21 @@ fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> 
             .collect::<Vec<_>>()
     });
     match launch::plan(&command, args.as_deref(), hook.shell.as_deref()) {
-        Err(e) => Some(e.to_string()),
+        Err(e) => {
+            let remediation = match &e {
+                launch::LaunchError::MissingInterpreter { shell } => {
+                    Some(format!("install {shell} or configure [tools.shell] path"))
+                }
+                launch::LaunchError::WindowsOnly(_) => {
+                    Some("declare shell \"bash\" or \"auto\" for this hook".to_owned())
+                }
+                launch::LaunchError::NoPowerShell(_) => Some(
+                    "install PowerShell (pwsh) or declare shell \"bash\" for this hook".to_owned(),
+                ),
+                _ => None,
+            };
+            Some((e.to_string(), true, remediation))
+        }
         Ok(launch::Launch::Exec { program, .. }) => {
             let found = if program.contains('/') {
                 let p = Path::new(&program);
@@ -195,7 +229,13 @@ fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> 
             } else {
                 launch::find_on_path(&program).is_some()
             };
-            (!found).then(|| format!("hook executable {program:?} was not found"))
+            (!found).then(|| {
+                (
+                    format!("hook executable {program:?} was not found"),
+                    false,
+                    None,
+                )
+            })
         }
         Ok(launch::Launch::Shell { .. }) => None,
     }
