@@ -507,3 +507,48 @@ fn git_marketplace_expands_relative_url_and_git_subdir_entries() {
         "{out}"
     );
 }
+
+#[test]
+fn doctor_reports_missing_hook_interpreters_before_the_first_run() {
+    let sb = Sandbox::new();
+    let pkg = sb.work.join("pwsh-hooks");
+    write(
+        &pkg.join(".claude-plugin/plugin.json"),
+        r#"{"name":"pwsh-hooks"}"#,
+    );
+    write(
+        &pkg.join("hooks/hooks.json"),
+        r#"{"hooks":{"SessionStart":[{"hooks":[{"command":"Write-Output hi","shell":"powershell"},{"command":"${CLAUDE_PLUGIN_ROOT}/bin/missing","args":[]}]}]}}"#,
+    );
+    sb.ok(&[
+        "plugin",
+        "install",
+        pkg.to_str().unwrap(),
+        "--yes",
+        "--json",
+    ]);
+    let out = sb.run(&["plugin", "doctor", "pwsh-hooks"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let have_pwsh = ["pwsh", "powershell"].iter().any(|p| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    });
+    if !have_pwsh {
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("unavailable SessionStart hook: PowerShell is not available here"),
+            "{text}"
+        );
+        assert!(text.contains("remediation: install PowerShell"), "{text}");
+    }
+    assert!(
+        text.contains("warning: SessionStart hook: hook executable"),
+        "{text}"
+    );
+
+    // A real package whose hooks need only bash/sh is healthy.
+    let src = fixture("obra__superpowers");
+    sb.ok(&["plugin", "install", &src, "--yes", "--json"]);
+    let doctor = sb.ok(&["plugin", "doctor", "superpowers"]);
+    assert!(doctor.contains("ok: superpowers"), "{doctor}");
+}
