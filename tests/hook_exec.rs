@@ -811,3 +811,61 @@ fn native_hooks_get_the_native_payload_and_exit_code_decisions() {
     // GB18030 output (a legacy code page) is normalised to UTF-8.
     assert_eq!(runs[1]["stdout"], "中文");
 }
+
+#[test]
+fn real_superpowers_context_hook_runs_from_the_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/real-packages/obra__superpowers");
+    let home = tempfile::tempdir().unwrap();
+    let out = reasonix()
+        .args([
+            "dev",
+            "hook",
+            "superpowers",
+            "SessionStart",
+            "--index",
+            "0",
+            "--json",
+            "--root",
+        ])
+        .arg(&root)
+        .env("REASONIX_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = one(v["hooks"].as_array().unwrap());
+    assert_eq!(r["form"], "context");
+    let expected = fs::read_to_string(root.join("CLAUDE.md")).unwrap();
+    assert_eq!(r["stdout"], expected);
+    // Its Claude hook (#1) is shell form through bash; the script it names is
+    // not part of the fixture, so bash reports that (a warning, not a refusal).
+    let out = reasonix()
+        .args([
+            "dev",
+            "hook",
+            "superpowers",
+            "SessionStart",
+            "--index",
+            "1",
+            "--json",
+            "--root",
+        ])
+        .arg(&root)
+        .env("REASONIX_HOME", home.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = one(v["hooks"].as_array().unwrap());
+    assert_eq!(r["form"], "shell");
+    assert_ne!(r["exitCode"], 0);
+    assert_eq!(verdict(r), "warn");
+    assert!(
+        r["stderr"].as_str().unwrap().contains("run-hook.cmd"),
+        "{r}"
+    );
+}

@@ -164,6 +164,17 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
     let root = absolute(&pkg.root).display().to_string();
     let mut issues = Vec::new();
     for hook in &pkg.inventory.hooks {
+        for var in unprovided_reasonix_vars(hook) {
+            issues.push(HookRuntimeIssue {
+                event: hook.event.clone(),
+                description: hook.description.clone(),
+                message: format!(
+                    "hook command references ${var}, which Reasonix never provides to hooks"
+                ),
+                prerequisite: false,
+                remediation: None,
+            });
+        }
         if let Some((message, prerequisite, remediation)) =
             runtime_problem(hook, &root, &absolute(&pkg.root))
         {
@@ -177,6 +188,50 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
         }
     }
     issues
+}
+
+/// `REASONIX_*` variables a shell-form command expands that no hook is given
+/// (outside single quotes, where the shell would not expand them).
+pub fn unprovided_reasonix_vars(hook: &Hook) -> Vec<String> {
+    const PROVIDED: &[&str] = &[
+        "REASONIX_PLUGIN_ROOT",
+        "REASONIX_PLUGIN_NAME",
+        "REASONIX_PLUGIN_VERSION",
+        "REASONIX_HOME",
+        "REASONIX_WORKSPACE_ROOT",
+    ];
+    if hook.args.is_some() || hook.context_file.is_some() {
+        return Vec::new();
+    }
+    let command = hook.command.as_deref().unwrap_or("");
+    let bytes = command.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut in_single = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' => in_single = !in_single,
+            b'\\' if !in_single => i += 1,
+            b'$' if !in_single => {
+                let rest = &command[i + 1..];
+                let rest = rest.strip_prefix('{').unwrap_or(rest);
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name.starts_with("REASONIX_")
+                    && !PROVIDED.contains(&name.as_str())
+                    && !hook.env.contains_key(&name)
+                    && !out.contains(&name)
+                {
+                    out.push(name);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// `(message, prerequisite, remediation)` for a hook that cannot run.
@@ -477,6 +532,24 @@ mod tests {
             &hook("PreToolUse", Some("mcp__gh__.*"), true),
             "mcp__gh__issue"
         ));
+    }
+
+    #[test]
+    fn unprovided_variables_are_flagged_outside_single_quotes() {
+        let mut h = hook("SessionStart", None, true);
+        h.command = Some(
+            "echo $REASONIX_PLUGIN_ROOT ${REASONIX_TOKEN} '$REASONIX_QUOTED' \"$REASONIX_DQ\" \\$REASONIX_ESC $REASONIX_SET".into(),
+        );
+        h.env.insert("REASONIX_SET".into(), "1".into());
+        assert_eq!(
+            unprovided_reasonix_vars(&h),
+            ["REASONIX_TOKEN", "REASONIX_DQ"]
+        );
+        h.args = Some(vec![]);
+        assert!(
+            unprovided_reasonix_vars(&h).is_empty(),
+            "exec form does not expand"
+        );
     }
 
     #[test]
