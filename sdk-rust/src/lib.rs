@@ -42,6 +42,9 @@ mod verdict;
 
 #[cfg(not(target_family = "wasm"))]
 mod stdio;
+#[cfg(target_family = "wasm")]
+#[doc(hidden)]
+pub mod wasm;
 
 pub use declaration::Declaration;
 pub use error::Error;
@@ -74,5 +77,26 @@ pub mod prelude {
     pub use crate::{
         ChunkStream, Context, Declaration, Error, ErrorReason, Extension, HookPoint, LogLevel,
         Payload, Slot, StreamRequest, ToolOutput, Verdict, chunk,
+    };
+}
+
+/// Exports an [`Extension`] type (which must implement `Default`) as the
+/// component's implementation of the world `reasonix:extension/extension`.
+/// Put it at the root of a `cdylib` crate built with
+/// `cargo build --target wasm32-wasip2`; on other targets it expands to
+/// nothing, so the crate still builds natively.
+///
+/// ```ignore
+/// reasonix_extension_sdk::export_extension!(starter::Starter);
+/// ```
+#[macro_export]
+macro_rules! export_extension {
+    ($ty:ty) => {
+        #[cfg(target_family = "wasm")]
+        type __ReasonixExtensionAdapter = $crate::wasm::Adapter<$ty>;
+        #[cfg(target_family = "wasm")]
+        $crate::wasm::bindings::__export_reasonix_extension_world!(
+            __ReasonixExtensionAdapter with_types_in $crate::wasm::bindings
+        );
     };
 }

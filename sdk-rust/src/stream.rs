@@ -30,6 +30,7 @@ impl CancelToken {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
     pub(crate) fn cancel(&self) {
         self.0.store(true, Ordering::Release);
     }
@@ -153,12 +154,14 @@ pub mod chunk {
 }
 
 /// One step the pump sees: a chunk from the author, or the host's cancel.
+#[cfg_attr(target_family = "wasm", allow(dead_code))]
 pub(crate) enum Step {
     Chunk(Box<ProviderChunk>),
     Cancelled,
 }
 
 /// Why the pump could not send a chunk.
+#[cfg_attr(target_family = "wasm", allow(dead_code))]
 pub(crate) enum EmitError {
     /// The chunk's frame is over the cap: the stream ends with the
     /// invalid-chunk message.
