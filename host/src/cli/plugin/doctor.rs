@@ -114,6 +114,9 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             };
             if !p.is_file() {
                 println!("missing runtime command: {} (expected a file)", p.display());
+                println!(
+                    "remediation: build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`"
+                );
                 failed = true;
             }
         } else if on_path(&expanded).is_none() {
