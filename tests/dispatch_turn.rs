@@ -608,3 +608,43 @@ fn dev_reload_reports_changes_and_keeps_the_old_record_on_failure() {
     let failed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(failed["keptGeneration"], 3);
 }
+
+#[test]
+fn tools_come_and_go_without_changing_the_provider_visible_prefix() {
+    let env = Env::new();
+    let nil = env.turn(&["--input", "hi"]);
+    assert_eq!(nil.code, 0);
+    env.add(
+        "gloss",
+        json!({"capabilities": ["tools"],
+               "tools": [{"name": "lookup", "description": "Look a word up",
+                          "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}},
+                          "readOnly": true}]}),
+        json!({"tools": ["lookup"], "toolResults": {"lookup": {"echoArguments": true}}}),
+    );
+    env.add(
+        "watcher",
+        json!({}),
+        json!({"subscriptions": ["provider.request", "tool.after"]}),
+    );
+    let run = env.turn(&[
+        "--input",
+        "hi",
+        "--call",
+        "use_capability={\"list\":true}",
+        "--call",
+        "use_capability={\"name\":\"ext__gloss__lookup\",\"arguments\":{\"word\":\"w\"}}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.report["prefixHash"], nil.report["prefixHash"],
+        "installing plugins changed the prefix"
+    );
+    let calls = run.report["toolCalls"].as_array().unwrap();
+    let listing: serde_json::Value =
+        serde_json::from_str(calls[0]["result"].as_str().unwrap()).unwrap();
+    assert_eq!(listing[0]["name"], "ext__gloss__lookup");
+    assert_eq!(listing[0]["readOnly"], true);
+    assert_eq!(calls[1]["kind"], "proxy");
+    assert_eq!(calls[1]["result"], r#"lookup({"word":"w"})"#);
+}
