@@ -14,10 +14,11 @@ use reasonix_protocol::types::{CapabilityWire, RequirementWire};
 use reasonix_sidecar::{Guard, LaunchSpec, ManifestCeiling};
 use sha2::{Digest, Sha256};
 
-use super::generation::RuntimeCandidate;
+use super::generation::{RuntimeCandidate, RuntimeStarter, StartContext};
 use super::native::NativeStarter;
 use super::tools::ToolSpec;
 use super::ui::UiHub;
+use super::{BoxFuture, ExtensionRuntime};
 
 /// An installed, enabled plugin as the registry records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +85,19 @@ fn fingerprint(root: &Path, manifest_path: &str, tree_digest: Option<&str>) -> S
     hex::encode(hasher.finalize())
 }
 
+/// A runtime kind this build cannot start.
+struct Unavailable(String);
+
+impl RuntimeStarter for Unavailable {
+    fn start(
+        &self,
+        _context: StartContext,
+    ) -> BoxFuture<'_, Result<Arc<dyn ExtensionRuntime>, String>> {
+        let why = self.0.clone();
+        Box::pin(async move { Err(why) })
+    }
+}
+
 /// The candidate for one installed plugin: `Ok(None)` when it has no runtime.
 pub(crate) fn candidate(
     plugin: &InstalledPlugin,
@@ -132,11 +146,22 @@ pub(crate) fn candidate(
             &package.manifest_path,
             plugin.tree_digest.as_deref(),
         ),
-        starter: Box::new(NativeStarter::new(
-            spec,
-            ceiling(&plugin.name, manifest, runtime),
-            guard.clone(),
-            Arc::clone(hub),
-        )),
+        starter: if spec.command.ends_with(".wasm") {
+            // The seam for sandboxed component runtimes: they implement the
+            // same `ExtensionRuntime` trait behind their own starter. Until
+            // one is built in, the plugin fails to start (required) or
+            // degrades (optional) like any runtime that cannot start.
+            Box::new(Unavailable(format!(
+                "runtime.command names a WebAssembly component ({}); this build has no component runtime",
+                spec.command
+            )))
+        } else {
+            Box::new(NativeStarter::new(
+                spec,
+                ceiling(&plugin.name, manifest, runtime),
+                guard.clone(),
+                Arc::clone(hub),
+            ))
+        },
     }))
 }
