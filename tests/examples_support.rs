@@ -106,9 +106,14 @@ pub struct Installed {
 /// Copies `examples/<dir>`, builds its runtime into the copy's `bin/`, and
 /// installs the copy with `reasonix plugin install --link --yes`.
 pub fn install(dir: &str, kind: Kind) -> Installed {
+    install_as(dir, kind, None)
+}
+
+/// Like [`install`], under another plugin name (`plugin install --name`).
+pub fn install_as(dir: &str, kind: Kind, name: Option<&str>) -> Installed {
     let home = TempDir::new().unwrap();
     let workspace = TempDir::new().unwrap();
-    add_to(&home, &workspace, dir, kind);
+    add_named(&home, &workspace, dir, kind, name);
     Installed {
         home,
         workspace,
@@ -119,6 +124,16 @@ pub fn install(dir: &str, kind: Kind) -> Installed {
 /// Builds and installs `examples/<dir>` into an existing home, from a copy
 /// at `<workspace>/<dir>`; returns the copy's root.
 pub fn add_to(home: &TempDir, workspace: &TempDir, dir: &str, kind: Kind) -> PathBuf {
+    add_named(home, workspace, dir, kind, None)
+}
+
+fn add_named(
+    home: &TempDir,
+    workspace: &TempDir,
+    dir: &str,
+    kind: Kind,
+    name: Option<&str>,
+) -> PathBuf {
     let artifact = build(dir, kind);
     let root = workspace.path().join(dir);
     copy_package(&workspace_root().join("examples").join(dir), &root);
