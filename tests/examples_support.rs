@@ -58,11 +58,11 @@ fn build(name: &str, kind: Kind) -> PathBuf {
             build_target_dir().join("debug").join(name)
         }
         Kind::Component => {
-            cmd.args(["--target", "wasm32-wasip2"])
-                .env("CARGO_PROFILE_DEV_DEBUG", "0");
+            // As examples/build does: the small `component` profile.
+            cmd.args(["--target", "wasm32-wasip2", "--profile", "component"]);
             build_target_dir()
                 .join("wasm32-wasip2")
-                .join("debug")
+                .join("component")
                 .join(format!("{}.wasm", package.replace('-', "_")))
         }
     };
@@ -106,14 +106,9 @@ pub struct Installed {
 /// Copies `examples/<dir>`, builds its runtime into the copy's `bin/`, and
 /// installs the copy with `reasonix plugin install --link --yes`.
 pub fn install(dir: &str, kind: Kind) -> Installed {
-    install_as(dir, kind, None)
-}
-
-/// Like [`install`], under another plugin name (`plugin install --name`).
-pub fn install_as(dir: &str, kind: Kind, name: Option<&str>) -> Installed {
     let home = TempDir::new().unwrap();
     let workspace = TempDir::new().unwrap();
-    add_named(&home, &workspace, dir, kind, name);
+    add_to(&home, &workspace, dir, kind);
     Installed {
         home,
         workspace,
@@ -124,16 +119,6 @@ pub fn install_as(dir: &str, kind: Kind, name: Option<&str>) -> Installed {
 /// Builds and installs `examples/<dir>` into an existing home, from a copy
 /// at `<workspace>/<dir>`; returns the copy's root.
 pub fn add_to(home: &TempDir, workspace: &TempDir, dir: &str, kind: Kind) -> PathBuf {
-    add_named(home, workspace, dir, kind, None)
-}
-
-fn add_named(
-    home: &TempDir,
-    workspace: &TempDir,
-    dir: &str,
-    kind: Kind,
-    name: Option<&str>,
-) -> PathBuf {
     let artifact = build(dir, kind);
     let root = workspace.path().join(dir);
     copy_package(&workspace_root().join("examples").join(dir), &root);
