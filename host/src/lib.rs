@@ -4,3 +4,4 @@ pub mod export;
 pub mod home;
 pub mod install;
 pub mod registry;
+pub mod runtime;

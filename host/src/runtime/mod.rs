@@ -1,0 +1,2 @@
+//! Code-extension runtimes.
+pub mod wasm;
