@@ -216,3 +216,90 @@ fn crash_during_a_linked_replace_keeps_the_copy_or_the_link() {
     let link = fs::read_link(sb.home.join("plugins/p")).unwrap();
     assert_eq!(link, fs::canonicalize(sb.work.join("dev")).unwrap());
 }
+
+#[test]
+fn crash_while_replacing_an_unregistered_directory_restores_it() {
+    let (sb, _d1, d2) = world();
+    // A retained copy nobody registered (e.g. left by an earlier removal).
+    native_package(&sb.home.join("plugins/p"), "p", "0.0.1-retained");
+    let retained = tree_listing(&sb.home.join("plugins/p"));
+    let args = ["plugin", "install", "./v2", "--yes", "--replace", "--json"];
+    for step in ["after_backup", "after_swap", "before_registry_rename"] {
+        sb.pause_at(&args, step).kill();
+        assert_eq!(digest(&restart_state(&sb)), None, "killed at {step}");
+        assert_eq!(
+            tree_listing(&sb.home.join("plugins/p")),
+            retained,
+            "the displaced directory is put back after a kill at {step}"
+        );
+    }
+    // Without --replace it is refused, never adopted or overwritten.
+    let out = sb.run(&["plugin", "install", "./v2", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        last_json(&out)["actions"][0]["errorCode"],
+        "install.already_exists"
+    );
+    sb.ok(&args);
+    assert_eq!(digest(&restart_state(&sb)), Some(d2));
+}
+
+#[test]
+fn crash_during_a_fresh_link_install_leaves_no_link() {
+    let (sb, _, _) = world();
+    let args = ["plugin", "install", "./v1", "--yes", "--link", "--json"];
+    for step in ["after_swap", "before_registry_rename"] {
+        sb.pause_at(&args, step).kill();
+        restart_state(&sb);
+        assert!(
+            fs::symlink_metadata(sb.home.join("plugins/p")).is_err(),
+            "an unregistered link survived a kill at {step}"
+        );
+    }
+    sb.pause_at(&args, "after_registry_rename").kill();
+    let out = sb.ok(&["plugin", "list", "--json"]);
+    assert!(out.contains("\"name\":\"p\""), "{out}");
+    assert!(fs::read_link(sb.home.join("plugins/p")).is_ok());
+}
+
+#[test]
+fn concurrent_installers_lose_no_registry_update() {
+    let sb = Sandbox::new();
+    let names: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+    for n in &names {
+        native_package(&sb.work.join(n), n, "1.0.0");
+    }
+    let children: Vec<_> = names
+        .iter()
+        .map(|n| {
+            sb.command(&["plugin", "install", &format!("./{n}"), "--yes", "--json"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let registry = sb.registry();
+    let mut got: Vec<String> = registry["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, names, "every concurrent install is registered");
+    for n in &names {
+        let root = sb.home.join("plugins").join(n);
+        let entry = registry["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == n.as_str())
+            .unwrap();
+        assert_eq!(digest_of(&root), entry["treeDigest"].as_str().unwrap());
+    }
+}

@@ -66,6 +66,8 @@ fn starter_journey() {
     assert_eq!(reg["plugins"][0]["treeDigest"], digest_of(&src).as_str());
     assert_eq!(reg["plugins"][0]["root"], "plugins/starter");
     assert!(stderr(&out).contains("reasonix plugin show starter"));
+    // Not a terminal: a plain summary, no progress bar escapes.
+    assert!(!stderr(&out).contains('\u{1b}') && !stderr(&out).contains('\r'));
 
     // 3. list (TSV) and list --json.
     let list = sb.ok(&["plugin", "list"]);
@@ -406,4 +408,47 @@ fn doctor_checks_hook_shells_roots_and_themes() {
     let out = sb.run(&["plugin", "doctor", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not installed") && stderr(&out).contains("plugin list"));
+}
+
+#[test]
+fn large_copies_show_progress_on_a_terminal_only() {
+    let sb = Sandbox::new();
+    let pkg = sb.work.join("big");
+    write(
+        &pkg.join("reasonix-plugin.json"),
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"big"}"#,
+    );
+    // Incompressible-looking but deterministic bytes, above the 8 MiB threshold.
+    let chunk: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let blob = chunk.repeat(9);
+    std::fs::write(pkg.join("blob.bin"), blob).unwrap();
+    // Not a terminal: no bar.
+    let out = sb.run(&["plugin", "install", "./big", "--dry-run"]);
+    assert!(!stderr(&out).contains("MiB"), "{}", stderr(&out));
+    // A real pseudo-terminal through util-linux `script`, where available.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("`script` not installed; terminal half skipped");
+        return;
+    }
+    let cmd = format!("{BIN} plugin install ./big --yes");
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(&sb.work)
+        .env("REASONIX_HOME", &sb.home)
+        .env("HOME", &sb.user)
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("copying big") && text.contains("MiB"),
+        "{text}"
+    );
+    assert!(sb.home.join("plugins/big/blob.bin").is_file());
 }

@@ -477,3 +477,33 @@ fn invalid_registered_root_is_excluded_with_a_repair_warning() {
     let stdout = sb.ok(&["plugin", "list"]);
     assert!(!stdout.contains("orphan"), "{stdout}");
 }
+
+#[test]
+fn a_tree_that_no_longer_parses_is_marked_and_cleared() {
+    let sb = populated();
+    let manifest = sb.home.join("plugins/keep/reasonix-plugin.json");
+    let good = fs::read(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"keep","bogus":1}"#,
+    )
+    .unwrap();
+    let out = sb.run(&["plugin", "list"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("keep\tdisabled_incompatible\t"));
+    assert!(stderr(&out).contains("bogus"), "{}", stderr(&out));
+    let reg = sb.registry();
+    assert_eq!(reg["plugins"][0]["status"], "disabled_incompatible");
+    assert!(
+        reg["plugins"][0]["statusReason"]
+            .as_str()
+            .unwrap()
+            .contains("bogus")
+    );
+    let out = sb.run(&["plugin", "doctor", "keep"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("invalid: "));
+    fs::write(&manifest, good).unwrap();
+    assert!(sb.ok(&["plugin", "list"]).starts_with("keep\tenabled\t"));
+    assert!(sb.registry()["plugins"][0].get("status").is_none());
+}

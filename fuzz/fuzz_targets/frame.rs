@@ -1,12 +1,15 @@
 //! Arbitrary bytes through the frame decoder and, for requests and
-//! notifications of a known method, the strict params decoder. Nothing may
+//! notifications of a known method, the strict params decoder (plus, for the
+//! raw line, one method's params decoder and one point's replacement
+//! validation, chosen by the first byte). Nothing may
 //! panic; every rejection must encode to an answer; every accepted frame
 //! must re-encode to a line the decoder accepts again.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use reasonix_protocol::{
-    Frame, Method, Outcome, decode_frame, encode_frame, encode_response, trim_line,
+    Frame, HookPoint, Method, Outcome, decode_frame, encode_frame, encode_response, trim_line,
+    validate_replacement,
 };
 use serde_json::value::RawValue;
 
@@ -23,6 +26,11 @@ fuzz_target!(|data: &[u8]| {
         .transpose()
     {
         let _ = method.decode_params(raw);
+        // And into one point's payload DTO with the replace rules.
+        if let Some(raw) = raw {
+            let point = HookPoint::ALL[usize::from(data[0]) % HookPoint::ALL.len()];
+            let _ = validate_replacement(point, raw);
+        }
     }
     match decode_frame(line) {
         Err(rejection) => {

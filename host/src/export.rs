@@ -63,7 +63,22 @@ pub fn export_package(name: &str, root: &Path) -> InstallResult<Export> {
     let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let mut required = BTreeSet::new();
     let mut total: u64 = 0;
+    let too_big = || {
+        InstallError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "plugin {name:?} exceeds the {} MB export limit",
+                EXPORT_SIZE_LIMIT >> 20
+            ),
+        )
+        .with_next("Remove large files (build outputs, vendored dependencies) from the package, then export again.")
+    };
     for (rel, path) in &files {
+        // Refuse before reading: an oversized file must not be loaded at all.
+        let len = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if total + len > EXPORT_SIZE_LIMIT && !CREDENTIAL_FILES.contains(&rel.as_str()) {
+            return Err(too_big());
+        }
         let mut data = fs::read(path).map_err(|e| InstallError::io("read", path, e))?;
         if CREDENTIAL_FILES.contains(&rel.as_str()) {
             let (stripped, names) =
@@ -73,13 +88,7 @@ pub fn export_package(name: &str, root: &Path) -> InstallResult<Export> {
         }
         total += data.len() as u64;
         if total > EXPORT_SIZE_LIMIT {
-            return Err(InstallError::new(
-                ErrorCode::LimitExceeded,
-                format!(
-                    "plugin {name:?} exceeds the {} MB export limit",
-                    EXPORT_SIZE_LIMIT >> 20
-                ),
-            ));
+            return Err(too_big());
         }
         let mode = fs::metadata(path)
             .map(|m| m.permissions().mode() & 0o777)
@@ -298,6 +307,30 @@ mod tests {
         let mut bom = vec![0xEF, 0xBB, 0xBF];
         bom.extend_from_slice(text.as_bytes());
         assert!(strip_credentials(&bom).is_ok());
+    }
+
+    #[test]
+    fn export_is_refused_past_64_mib_not_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("reasonix-plugin.json"), "{}").unwrap();
+        fs::File::create(dir.path().join("big.bin"))
+            .unwrap()
+            .set_len(EXPORT_SIZE_LIMIT + 1)
+            .unwrap();
+        let err = export_package("p", dir.path()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::LimitExceeded);
+        assert!(err.message.contains("64 MB"), "{err}");
+        fs::File::create(dir.path().join("big.bin"))
+            .unwrap()
+            .set_len(1024)
+            .unwrap();
+        let ok = export_package("p", dir.path()).unwrap();
+        assert_eq!(ok.files, 2);
+        // Only regular files travel; VCS directories never do.
+        fs::create_dir(dir.path().join(".svn")).unwrap();
+        fs::write(dir.path().join(".svn/entries"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        assert_eq!(export_package("p", dir.path()).unwrap().files, 2);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 pub mod cli;
 pub mod export;
 pub mod home;
+pub mod hooks;
 pub mod install;
 pub mod registry;
 pub mod runtime;
+pub mod turn;

@@ -71,6 +71,36 @@ impl Default for PluginRegistry {
     }
 }
 
+/// Name of the advisory lock file beside the registry.
+pub const LOCK_FILE: &str = ".plugin-packages.lock";
+
+/// An exclusive, cross-process lock around a registry read-modify-write
+/// (and the publication it guards). The kernel drops it when the holder
+/// exits, SIGKILL included; it is released on drop.
+#[derive(Debug)]
+pub struct RegistryLock {
+    _file: fs::File,
+}
+
+impl RegistryLock {
+    /// Block until this process holds the lock.
+    pub fn acquire(home: &ReasonixHome) -> InstallResult<Self> {
+        let dir = home.root();
+        fs::create_dir_all(dir).map_err(|e| InstallError::io("create", dir, e))?;
+        let path = dir.join(LOCK_FILE);
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| InstallError::io("open", &path, e))?;
+        file.lock()
+            .map_err(|e| InstallError::io("lock", &path, e))?;
+        Ok(Self { _file: file })
+    }
+}
+
 /// `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`
 pub fn is_valid_name(name: &str) -> bool {
     let bytes = name.as_bytes();

@@ -602,6 +602,17 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_envelope_members_are_an_invalid_request() {
+        // Stricter than Go's last-wins decoding: an ambiguous envelope is
+        // refused rather than guessed at.
+        invalid_with(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#, Id::Null);
+        invalid_with(
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}"#,
+            Id::Null,
+        );
+    }
+
+    #[test]
     fn unknown_top_level_members_are_tolerated() {
         let frame =
             decode_frame(br#"{"jsonrpc":"2.0","id":1,"method":"m","x-trace":{"a":[1]}}"#).unwrap();

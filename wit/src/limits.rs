@@ -19,6 +19,13 @@ pub const CONTENT_REF_CHUNK_BYTES: usize = 262_144;
 /// Maximum size of one stored content-reference object.
 pub const CONTENT_REF_OBJECT_BYTES: usize = 8_388_608;
 
+/// The major version of a peer's `protocolVersion`, parsed the way
+/// upstream's host does (`strconv.Atoi`: optional sign, decimal digits, so
+/// `"02"` and `"+2"` are 2); `None` when it is not an integer.
+pub fn protocol_major_of(version: &str) -> Option<i64> {
+    version.parse::<i64>().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +37,24 @@ mod tests {
         assert_eq!(CONTENT_REF_CHUNK_BYTES, 256 * 1024);
         assert_eq!(CONTENT_REF_OBJECT_BYTES, 8 * 1024 * 1024);
         assert_eq!(PROTOCOL_VERSION, PROTOCOL_MAJOR.to_string());
+    }
+
+    #[test]
+    fn protocol_major_parses_like_atoi() {
+        for (text, major) in [
+            ("2", Some(2)),
+            ("02", Some(2)),
+            ("+2", Some(2)),
+            ("-2", Some(-2)),
+            ("3", Some(3)),
+            ("2.0", None),
+            (" 2", None),
+            ("2 ", None),
+            ("", None),
+            ("two", None),
+            ("0x2", None),
+        ] {
+            assert_eq!(protocol_major_of(text), major, "{text:?}");
+        }
     }
 }

@@ -9,10 +9,14 @@
 //! - [`manifest`]: the strict native `reasonix.io/plugin/v2` manifest.
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
+//! - [`inventory`]: skill/command/prompt/agent discovery inside declared roots.
+//! - [`marketplace`]: Claude `.claude-plugin/marketplace.json` catalogues.
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
 
 pub mod compat;
+pub mod inventory;
 pub mod manifest;
+pub mod marketplace;
 pub mod package;
 pub mod paths;
 

@@ -186,6 +186,10 @@ pub enum PackageError {
     NoManifest(PathBuf),
     #[error(transparent)]
     Manifest(#[from] crate::manifest::ManifestError),
+    /// A Codex/Claude manifest or package file that cannot be used at all
+    /// (bad JSON, invalid plugin name, conflicting agent names, …).
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -283,7 +287,7 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
             imported: s.imported,
         })
         .collect();
-    let inventory = Inventory {
+    let mut inventory = Inventory {
         skill_roots: manifest.skills.clone(),
         agent_roots: manifest.agents.clone(),
         command_roots: manifest.commands.clone(),
@@ -300,6 +304,16 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
             .collect(),
         ..Inventory::default()
     };
+    // Skills, commands, prompts and agents inside the declared roots.
+    let discovery = crate::inventory::discover(root, &mut inventory)?;
+    let mut warnings = report.warnings;
+    warnings.extend(discovery.warnings);
+    warnings.extend(
+        discovery
+            .skipped
+            .into_iter()
+            .map(|s| format!("{}: {}", s.path.unwrap_or_default(), s.reason)),
+    );
     let compatibility = Compatibility {
         status: CompatibilityStatus::Full,
         mapped: native_mapped(&inventory),
@@ -317,7 +331,7 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
         native: Some(manifest),
         inventory,
         compatibility,
-        warnings: report.warnings,
+        warnings,
     })
 }
 

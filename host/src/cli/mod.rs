@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod dev;
 pub mod plugin;
 
 #[derive(Debug, Parser)]
@@ -24,6 +25,9 @@ pub enum Command {
     /// Install, inspect and manage plugin packages.
     #[command(subcommand)]
     Plugin(plugin::PluginCommand),
+    /// Author and test tools: run one part of a session on its own.
+    #[command(subcommand)]
+    Dev(dev::DevCommand),
 }
 
 /// Parse the process arguments and run the chosen command.
@@ -31,5 +35,6 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Plugin(cmd) => plugin::run(cmd),
+        Command::Dev(cmd) => dev::run(cmd),
     }
 }

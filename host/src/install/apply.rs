@@ -14,7 +14,7 @@ use super::plan::{
 use super::progress::Progress;
 use super::publish::{CopyPublication, check_replace, publish_copy, publish_link, recover};
 use super::snapshot::{CopyOptions, copy_tree, estimate_bytes};
-use super::source::{Candidate, SourceContext, resolve_source};
+use super::source::{Candidate, ResolvedSource, SourceContext, resolve_source};
 use crate::home::ReasonixHome;
 use crate::registry::{PluginRegistry, RegistryEntry, is_valid_name};
 
@@ -39,7 +39,7 @@ impl InstallRequest {
         PlanRequest {
             op: "install".into(),
             source: self.source.trim().to_string(),
-            name: self.name.clone().unwrap_or_default(),
+            name: self.name.as_deref().unwrap_or_default().trim().to_string(),
             mode: if self.link { "link" } else { "copy" }.into(),
             replace: self.replace,
         }
@@ -65,10 +65,19 @@ fn plan_candidate(
     progress: &Progress,
 ) -> InstallResult<Planned> {
     let pkg = load(&cand.root)?;
-    let name = match &req.name {
-        Some(n) => n.trim().to_string(),
-        None => pkg.name.clone(),
+    let name = match (&cand.expected_name, &req.name) {
+        (Some(fixed), _) => fixed.clone(),
+        (None, Some(n)) => n.trim().to_string(),
+        (None, None) => pkg.name.clone(),
     };
+    if let Some(fixed) = &cand.expected_name
+        && pkg.name != *fixed
+    {
+        return Err(InstallError::new(
+            ErrorCode::NameMismatch,
+            format!("plugin {fixed:?} points to a manifest named {:?}", pkg.name),
+        ));
+    }
     if !is_valid_name(&name) {
         return Err(InstallError::new(
             ErrorCode::InvalidName,
@@ -166,8 +175,8 @@ pub fn execute_install(
     req: &InstallRequest,
     progress: &Progress,
 ) -> InstallResult<InstallResponse> {
-    let mut warnings = Vec::new();
     let resolved = resolve_source(&req.source, ctx, req.link, None, progress)?;
+    let mut warnings = resolved.warnings.clone();
     let mut planned = Vec::new();
     for cand in &resolved.candidates {
         match plan_candidate(home, req, cand, &mut warnings, progress) {
@@ -248,12 +257,32 @@ pub fn execute_install(
     resp.warnings.extend(notes);
     pause_at("after_plan");
 
+    // Re-resolve through the same function as the plan, once for every
+    // action (one clone serves a whole marketplace); a moved git HEAD is
+    // pinned back to the approved commit.
+    let pinned = planned
+        .first()
+        .map(|p| p.action.commit.clone())
+        .filter(|c| !c.is_empty());
+    let resolved = resolve_source(&req.source, ctx, req.link, pinned.as_deref(), progress);
     let mut ok = true;
     let mut any = false;
     let mut done = Vec::new();
     for p in planned {
         let mut action = p.action;
-        match apply_action(home, ctx, req, &action, p.counts, p.description, progress) {
+        let applied = resolved.as_ref().map_err(Clone::clone).and_then(|r| {
+            apply_action(
+                home,
+                ctx,
+                req,
+                r,
+                &action,
+                p.counts,
+                p.description,
+                progress,
+            )
+        });
+        match applied {
             Ok(root) => {
                 action.status = "done".into();
                 action.target = root.to_string_lossy().into_owned();
@@ -291,10 +320,12 @@ pub fn execute_install(
     Ok(resp)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_action(
     home: &ReasonixHome,
     ctx: &SourceContext,
     req: &InstallRequest,
+    resolved: &ResolvedSource,
     action: &PluginAction,
     counts: Counts,
     description: Option<String>,
@@ -302,23 +333,44 @@ fn apply_action(
 ) -> InstallResult<PathBuf> {
     let registry = PluginRegistry::load(home)?;
     check_replace(home, &registry, &action.name, req.replace)?;
-    // Re-resolve through the same function as the plan; a moved git HEAD is
-    // pinned back to the approved commit.
-    let pinned = (!action.commit.is_empty()).then_some(action.commit.as_str());
-    let resolved = resolve_source(&req.source, ctx, req.link, pinned, progress)?;
     let cand = resolved
         .candidates
         .iter()
         .find(|c| c.source == action.source)
-        .or(resolved.candidates.first())
         .ok_or_else(|| {
             InstallError::new(
-                ErrorCode::SourceUnreadable,
-                "the source no longer resolves to a package",
+                ErrorCode::DigestMismatch,
+                format!(
+                    "the source no longer resolves to the planned package {:?} ({})",
+                    action.name, action.source
+                ),
             )
         })?;
+    if let Some(commit) = &cand.commit
+        && !action.commit.is_empty()
+        && !commit.eq_ignore_ascii_case(&action.commit)
+    {
+        return Err(InstallError::new(
+            ErrorCode::ApprovalDenied,
+            format!(
+                "plugin source changed since the approved plan (approved commit {}, found {commit})",
+                action.commit
+            ),
+        ));
+    }
     let pkg = load(&cand.root)?;
-    if req.name.is_none() && pkg.name != action.name {
+    if pkg.kind != reasonix_package::ManifestKind::Reasonix && Counts::of(&pkg).mapped_total() == 0
+    {
+        return Err(InstallError::new(
+            ErrorCode::InvalidManifest,
+            format!(
+                "plugin {:?} no longer has any Reasonix-compatible capabilities",
+                action.name
+            ),
+        ));
+    }
+    let renamed = req.name.is_some() && cand.expected_name.is_none();
+    if !renamed && pkg.name != action.name {
         return Err(InstallError::new(
             ErrorCode::NameMismatch,
             format!(

@@ -44,7 +44,8 @@ fn repair_hint(name: &str) -> String {
 /// Recover interrupted publications, then read every registered package.
 pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>, Vec<String>)> {
     let mut warnings = recover(home)?;
-    let registry = PluginRegistry::load(home)?;
+    let mut registry = PluginRegistry::load(home)?;
+    mark_incompatible(home, &mut registry);
     let mut out = Vec::new();
     for entry in registry.plugins {
         let root = home.resolve_root(&entry.root);
@@ -73,6 +74,59 @@ pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>,
     }
     out.sort_by(|a, b| a.entry.name.cmp(&b.entry.name));
     Ok((out, warnings))
+}
+
+const INCOMPATIBLE: &str = "disabled_incompatible";
+
+/// An enabled entry whose tree no longer parses is marked
+/// `disabled_incompatible` (with the reason); the mark is cleared once it
+/// parses again. Written back only when something changed.
+fn mark_incompatible(home: &ReasonixHome, registry: &mut PluginRegistry) {
+    let mut changed = false;
+    for entry in &mut registry.plugins {
+        changed |= update_status(home, entry);
+    }
+    if !changed {
+        return;
+    }
+    // Re-read under the lock so a concurrent writer's update is kept.
+    let Ok(_lock) = crate::registry::RegistryLock::acquire(home) else {
+        return;
+    };
+    let Ok(mut fresh) = PluginRegistry::load(home) else {
+        return;
+    };
+    let mut changed = false;
+    for entry in &mut fresh.plugins {
+        changed |= update_status(home, entry);
+    }
+    if changed {
+        // Best effort: a read-only home still lists correctly.
+        let _ = fresh.save(home, None);
+    }
+    *registry = fresh;
+}
+
+/// Set or clear the incompatible mark on one entry; true when it changed.
+fn update_status(home: &ReasonixHome, entry: &mut RegistryEntry) -> bool {
+    let root = home.resolve_root(&entry.root);
+    if !root.is_dir() {
+        return false;
+    }
+    let marked = entry.status.as_deref() == Some(INCOMPATIBLE);
+    match load_package(&root) {
+        Err(e) if entry.enabled && !marked => {
+            entry.status = Some(INCOMPATIBLE.into());
+            entry.status_reason = Some(e.to_string());
+            true
+        }
+        Ok(_) if marked => {
+            entry.status = None;
+            entry.status_reason = None;
+            true
+        }
+        _ => false,
+    }
 }
 
 /// One installed package by name (including an unreadable one).

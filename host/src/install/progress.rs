@@ -35,6 +35,10 @@ impl Progress {
     pub fn start_copy(&self, message: &str, total: u64) {
         if let Some(bar) = &self.bar {
             bar.reset();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} {bytes}/{total_bytes}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             bar.set_length(total);
             bar.set_message(message.to_string());
             let target = if total >= SHOW_FROM_BYTES {

@@ -24,7 +24,7 @@ use super::plan::Counts;
 use super::progress::Progress;
 use super::snapshot::{CopyOptions, copy_tree, estimate_bytes, sync_dir, sync_tree};
 use crate::home::ReasonixHome;
-use crate::registry::{PluginRegistry, RegistryEntry};
+use crate::registry::{PluginRegistry, RegistryEntry, RegistryLock};
 
 const STAGING_MARK: &str = ".staging-";
 
@@ -128,6 +128,7 @@ pub fn publish_copy(
     verify_counts: &dyn Fn(&Path) -> InstallResult<Counts>,
     progress: &Progress,
 ) -> InstallResult<PathBuf> {
+    let _lock = RegistryLock::acquire(home)?;
     let name = publication.name;
     let mut registry = PluginRegistry::load(home)?;
     check_replace(home, &registry, name, publication.replace)?;
@@ -273,6 +274,7 @@ pub fn publish_link(
     replace: bool,
     mut entry: RegistryEntry,
 ) -> InstallResult<PathBuf> {
+    let _lock = RegistryLock::acquire(home)?;
     let mut registry = PluginRegistry::load(home)?;
     check_replace(home, &registry, name, replace)?;
     let target = home.plugin_dir(name);
@@ -328,6 +330,7 @@ pub fn publish_link(
 /// then the tree is deleted. A linked source directory is never touched:
 /// only the `plugins/<name>` link goes, and only if it still points there.
 pub fn remove_package(home: &ReasonixHome, name: &str) -> InstallResult<RegistryEntry> {
+    let _lock = RegistryLock::acquire(home)?;
     let mut registry = PluginRegistry::load(home)?;
     let Some(entry) = registry.get(name).cloned() else {
         return Err(InstallError::new(
@@ -370,6 +373,7 @@ pub fn remove_package(home: &ReasonixHome, name: &str) -> InstallResult<Registry
 
 /// Enable or disable a package (registry write only).
 pub fn set_enabled(home: &ReasonixHome, name: &str, enabled: bool) -> InstallResult<()> {
+    let _lock = RegistryLock::acquire(home)?;
     let mut registry = PluginRegistry::load(home)?;
     let Some(entry) = registry.get_mut(name) else {
         return Err(InstallError::new(
@@ -379,6 +383,19 @@ pub fn set_enabled(home: &ReasonixHome, name: &str, enabled: bool) -> InstallRes
     };
     entry.enabled = enabled;
     registry.save(home, None)
+}
+
+/// Any registry temp file or publication leftover in the home?
+fn has_leftovers(home: &ReasonixHome) -> bool {
+    let any = |dir: &Path, pred: &dyn Fn(&str) -> bool| {
+        fs::read_dir(dir)
+            .is_ok_and(|rd| rd.flatten().any(|e| pred(&e.file_name().to_string_lossy())))
+    };
+    any(home.root(), &|n| {
+        n.starts_with(".plugin-packages.json.tmp-")
+    }) || any(&home.plugins_dir(), &|n| {
+        n.starts_with('.') && n.contains(STAGING_MARK)
+    })
 }
 
 /// Is `path` a real directory (not a link) whose digest is `digest`?
@@ -391,6 +408,16 @@ fn tree_matches(path: &Path, digest: &str) -> bool {
 /// authority. Returns notes for anything left for manual repair. Read-only
 /// commands that must write nothing (`--dry-run`) do not call this.
 pub fn recover(home: &ReasonixHome) -> InstallResult<Vec<String>> {
+    // A corrupt registry fails closed even when there is nothing to recover.
+    PluginRegistry::load(home)?;
+    if !has_leftovers(home) {
+        return Ok(Vec::new());
+    }
+    // Another installer may be mid-publication: wait for it, then look again.
+    let _lock = RegistryLock::acquire(home)?;
+    if !has_leftovers(home) {
+        return Ok(Vec::new());
+    }
     let registry = PluginRegistry::load(home)?;
     let mut notes = Vec::new();
     // Registry temp files are never adopted.

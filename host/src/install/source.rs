@@ -39,6 +39,10 @@ pub struct Candidate {
     pub source: String,
     /// Resolved commit (lowercase 40 hex) for git sources.
     pub commit: Option<String>,
+    /// The name this candidate must install under, when the source fixes it
+    /// (a marketplace entry): the manifest must carry the same name, and
+    /// `--name` then selects a candidate instead of renaming it.
+    pub expected_name: Option<String>,
 }
 
 /// A resolved source; temporary clones/extractions live as long as this.
@@ -48,6 +52,8 @@ pub struct ResolvedSource {
     pub candidates: Vec<Candidate>,
     /// Clone or extraction directory, removed on drop.
     pub temp: Option<tempfile::TempDir>,
+    /// Notes from resolution (e.g. skipped marketplace entries).
+    pub warnings: Vec<String>,
 }
 
 /// Where relative paths and `~` resolve.
@@ -162,9 +168,11 @@ pub fn resolve_source(
                     source: path.to_string_lossy().into_owned(),
                     root: path,
                     commit: None,
+                    expected_name: None,
                 }],
                 kind,
                 temp: None,
+                warnings: Vec::new(),
             })
         }
         SourceKind::Zip => {
@@ -182,9 +190,11 @@ pub fn resolve_source(
                     root,
                     source: path.to_string_lossy().into_owned(),
                     commit: None,
+                    expected_name: None,
                 }],
                 kind,
                 temp: Some(temp),
+                warnings: Vec::new(),
             })
         }
         SourceKind::Git(gh) => {
@@ -206,9 +216,11 @@ pub fn resolve_source(
                     root,
                     source: normalize_git_prefix(raw.trim()),
                     commit: Some(commit),
+                    expected_name: None,
                 }],
                 kind,
                 temp: Some(temp),
+                warnings: Vec::new(),
             })
         }
     }

@@ -65,7 +65,13 @@ pub fn run(args: InstallArgs) -> ExitCode {
     };
     let req = InstallRequest {
         source: args.source.clone(),
-        name: args.name.clone(),
+        // Like upstream, a blank --name means "use the manifest's name".
+        name: args
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from),
         replace: args.replace,
         link: args.link,
         apply: !args.dry_run,

@@ -88,6 +88,7 @@ pub fn run(args: RemoveArgs) -> ExitCode {
         }
         Err(e) if e.code == ErrorCode::NotInstalled => {
             resp.status = "blocked".into();
+            resp.kind = String::new();
             resp.next =
                 "No installed plugin package matched that name; run `reasonix plugin list`.".into();
             println!("{}", resp.to_json());

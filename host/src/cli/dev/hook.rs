@@ -1,0 +1,191 @@
+//! `reasonix dev hook <plugin> <Event> --payload FILE [--json]`
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::hooks::{self, HookContext, Payload, Verdict};
+use serde_json::json;
+
+/// Events a plugin hook can be declared for.
+const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "UserPromptSubmit",
+    "Stop",
+    "StopFailure",
+    "PostLLMCall",
+    "SessionStart",
+    "SessionEnd",
+    "SubagentStart",
+    "SubagentStop",
+    "Notification",
+    "PreCompact",
+];
+
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// Installed plugin name (looked up in the registry under $REASONIX_HOME).
+    pub plugin: String,
+    /// Hook event, e.g. PreToolUse, UserPromptSubmit, SessionStart.
+    pub event: String,
+    /// JSON file with the session's event payload (Reasonix names:
+    /// `toolName`, `toolArgs`, `toolResult`, `prompt`, `cwd`, …).
+    #[arg(long)]
+    pub payload: Option<PathBuf>,
+    /// Use the package in this directory instead of the registry.
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Workspace root the hook sees (default: the current directory).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// Run only the N-th hook of the event (0-based).
+    #[arg(long)]
+    pub index: Option<usize>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: HookArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(code) => code,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn reasonix_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("REASONIX_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(home);
+    }
+    let user_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    user_home.join(".reasonix")
+}
+
+fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
+    if !EVENTS.contains(&args.event.as_str()) {
+        return Err((
+            2,
+            format!(
+                "unknown hook event {:?} (one of: {})",
+                args.event,
+                EVENTS.join(", ")
+            ),
+        ));
+    }
+    let home = reasonix_home();
+    let root = match &args.root {
+        Some(root) => root.clone(),
+        None => installed_root(&home, &args.plugin)?,
+    };
+    let pkg = reasonix_package::load_package(&root).map_err(|e| (1, e.to_string()))?;
+    if args.root.is_some() && pkg.name != args.plugin {
+        return Err((
+            1,
+            format!(
+                "{} holds plugin {:?}, not {:?}",
+                root.display(),
+                pkg.name,
+                args.plugin
+            ),
+        ));
+    }
+    let mut payload = match &args.payload {
+        Some(path) => read_payload(path)?,
+        None => Payload::default(),
+    };
+    payload.event = args.event.clone();
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir().map_err(|e| (1, format!("current directory: {e}")))?,
+    };
+    let ctx = HookContext::for_package(&pkg, &home, &workspace);
+    let declared = pkg
+        .inventory
+        .hooks
+        .iter()
+        .filter(|h| h.event == args.event)
+        .count();
+    if declared == 0 {
+        return Err((
+            1,
+            format!("plugin {:?} has no {} hooks", pkg.name, args.event),
+        ));
+    }
+    if let Some(i) = args.index.filter(|i| *i >= declared) {
+        return Err((
+            2,
+            format!(
+                "--index {i}: plugin {:?} has {declared} {} hooks",
+                pkg.name, args.event
+            ),
+        ));
+    }
+    let runs = hooks::run_event(&pkg.inventory.hooks, &ctx, &payload, args.index);
+    let failed = runs.iter().any(|r| r.decision.verdict == Verdict::Error);
+    if args.json {
+        let out = json!({
+            "plugin": pkg.name,
+            "root": ctx.plugin_root,
+            "event": args.event,
+            "hooks": runs,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        for r in &runs {
+            let what = r.description.as_deref().unwrap_or(&r.source);
+            if !r.matched {
+                println!("{} #{} ({what}): not matched", r.event, r.index);
+                continue;
+            }
+            let verdict = serde_json::to_value(r.decision.verdict).unwrap_or_default();
+            println!(
+                "{} #{} ({what}): exit {}{} -> {}{}",
+                r.event,
+                r.index,
+                r.exit_code,
+                if r.timed_out { " (timed out)" } else { "" },
+                verdict.as_str().unwrap_or("?"),
+                r.decision
+                    .reason
+                    .as_deref()
+                    .map(|x| format!(": {x}"))
+                    .unwrap_or_default()
+            );
+            if !r.stdout.is_empty() {
+                println!("  stdout: {}", r.stdout.trim_end());
+            }
+            if !r.stderr.is_empty() {
+                println!("  stderr: {}", r.stderr.trim_end());
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn read_payload(path: &Path) -> Result<Payload, (u8, String)> {
+    let text = reasonix_package::compat::encoding::read_text(path)
+        .map_err(|e| (1, format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| (1, format!("{}: invalid payload JSON: {e}", path.display())))
+}
+
+/// The install root of `plugin` in the registry under `home`.
+fn installed_root(home: &Path, plugin: &str) -> Result<PathBuf, (u8, String)> {
+    let _ = home;
+    Err((
+        1,
+        format!(
+            "plugin {plugin:?}: registry lookup is not available in this build; pass --root DIR"
+        ),
+    ))
+}

@@ -1,0 +1,206 @@
+//! `reasonix dev turn`: one scripted turn through every hook point against
+//! the enabled plugins, printed as aligned text or (`--json`) as data.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::home::ReasonixHome;
+use crate::runtime::host::{RuntimeHost, SessionCarry};
+use crate::runtime::registry_source::RegistrySource;
+use crate::runtime::ui::{UiAnswers, UiHub};
+use crate::turn::echo::ScriptedCall;
+use crate::turn::{self, TurnOptions, TurnStatus};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    reasonix dev turn --input 'hello'\n  \
+    reasonix dev turn --input 'list it' --call list_dir='{\"path\":\".\"}' --deny list_dir\n  \
+    reasonix dev turn --input 'hi' --model plugin/echo-provider/echo/small --json")]
+pub struct TurnArgs {
+    /// The user's input for the turn.
+    #[arg(long, value_name = "TEXT")]
+    pub input: String,
+    /// A model ref: `plugin/<plugin>/<provider>/<model>` streams from an
+    /// extension's provider. Default: the built-in echo provider.
+    #[arg(long, value_name = "REF")]
+    pub model: Option<String>,
+    /// A session file to load (if it exists) and save the transcript to;
+    /// extension state goes to `<FILE>.extensions.json` beside it.
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Make the built-in provider call a tool (a host tool, `use_capability`
+    /// or `ext__<plugin>__<tool>`) with these JSON arguments. Repeatable.
+    #[arg(long = "call", value_name = "NAME=JSON")]
+    pub calls: Vec<String>,
+    /// Make the host's own permission decision for this tool a deny. Repeatable.
+    #[arg(long = "deny", value_name = "NAME")]
+    pub deny: Vec<String>,
+    /// Run compaction (compaction.prepare / compaction.complete) after the turn.
+    #[arg(long)]
+    pub compact: bool,
+    /// Answer `host/ui/request` fields with these JSON values (KEY=JSON). Repeatable.
+    /// Without any, the harness has no interactive UI.
+    #[arg(long = "ui-answer", value_name = "KEY=JSON")]
+    pub ui_answers: Vec<String>,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Split `NAME=JSON`, checking the JSON.
+fn name_and_json(
+    flag: &str,
+    text: &str,
+    object: bool,
+) -> Result<(String, serde_json::Value), String> {
+    let example = if object {
+        format!("{flag} echo='{{\"text\":\"hi\"}}'")
+    } else {
+        format!("{flag} value=true")
+    };
+    let Some((name, json)) = text.split_once('=') else {
+        return Err(format!(
+            "{flag} expects NAME=JSON, got {text:?}; for example {example}"
+        ));
+    };
+    if name.trim().is_empty() {
+        return Err(format!(
+            "{flag} {text:?}: the name before '=' is empty; for example {example}"
+        ));
+    }
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        format!("{flag} {name}: the value is not JSON ({e}); for example {example}")
+    })?;
+    if object && !value.is_object() {
+        return Err(format!(
+            "{flag} {name}: the arguments must be a JSON object; for example {example}"
+        ));
+    }
+    Ok((name.trim().to_string(), value))
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+fn failure(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(1)
+}
+
+pub fn run(args: TurnArgs) -> ExitCode {
+    let mut calls = Vec::new();
+    for call in &args.calls {
+        match name_and_json("--call", call, true) {
+            Ok((name, arguments)) => calls.push(ScriptedCall {
+                name,
+                arguments: arguments.to_string(),
+            }),
+            Err(message) => return usage_error(&message),
+        }
+    }
+    let mut answers = std::collections::BTreeMap::new();
+    for answer in &args.ui_answers {
+        match name_and_json("--ui-answer", answer, false) {
+            Ok((key, value)) => {
+                answers.insert(key, value);
+            }
+            Err(message) => return usage_error(&message),
+        }
+    }
+    if args.input.trim().is_empty() {
+        return usage_error("--input must not be empty");
+    }
+    let home = match ReasonixHome::from_env() {
+        Ok(home) => home,
+        Err(e) => return failure(&format!("{e}; set REASONIX_HOME")),
+    };
+    let workspace = match args
+        .workspace
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(std::env::current_dir)
+    {
+        Ok(dir) => dir,
+        Err(e) => return failure(&format!("cannot read the current directory: {e}")),
+    };
+    let ui_answers = if answers.is_empty() {
+        UiAnswers::Headless
+    } else {
+        UiAnswers::Scripted(answers)
+    };
+    let options = TurnOptions {
+        input: args.input.clone(),
+        model: args.model.clone(),
+        session: args.session.clone(),
+        calls,
+        deny: args.deny.iter().cloned().collect::<BTreeSet<_>>(),
+        compact: args.compact,
+        workspace_root: workspace.clone(),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return failure(&format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let session_id = match &options.session {
+            Some(path) => match turn::read_session(path) {
+                Ok(Some(file)) => file.session_id,
+                Ok(None) => turn::new_session_id(),
+                Err(message) => return failure(&message),
+            },
+            None => turn::new_session_id(),
+        };
+        let hub = Arc::new(UiHub::new(ui_answers));
+        let generation = super::reload::recorded_generation(&home);
+        let source = Arc::new(RegistrySource::new(home, reasonix_sidecar::Guard::CurrentExe, Arc::clone(&hub)));
+        let host = match RuntimeHost::start_at(
+            generation,
+            source,
+            &session_id,
+            &workspace.display().to_string(),
+            hub,
+            SessionCarry::default(),
+        )
+        .await
+        {
+            Ok(host) => host,
+            Err(error) => {
+                return failure(&format!(
+                    "the extension runtime did not start: {error}\n\
+                     hint: `reasonix plugin doctor <name>` checks a plugin; `reasonix plugin disable <name>` takes it out"
+                ));
+            }
+        };
+        let report = turn::run_turn(&host, &options).await;
+        host.shutdown().await;
+        let report = match report {
+            Ok(report) => report,
+            Err(message) => return failure(&message),
+        };
+        if args.json {
+            match serde_json::to_string_pretty(&report) {
+                Ok(text) => println!("{text}"),
+                Err(e) => return failure(&e.to_string()),
+            }
+        } else {
+            print!("{}", turn::render::render(&report));
+        }
+        match report.status {
+            TurnStatus::Failed { .. } => ExitCode::from(1),
+            TurnStatus::Completed | TurnStatus::Blocked { .. } => ExitCode::SUCCESS,
+        }
+    })
+}
