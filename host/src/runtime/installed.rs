@@ -17,6 +17,8 @@ use super::generation::RuntimeCandidate;
 use super::native::NativeStarter;
 use super::tools::ToolSpec;
 use super::ui::UiHub;
+use super::wasm::{ComponentCache, InstanceLimits, SandboxPolicy, WasmStarter};
+use crate::home::ReasonixHome;
 
 /// An installed, enabled plugin as the registry records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +90,7 @@ pub(crate) fn candidate(
     plugin: &InstalledPlugin,
     guard: &Guard,
     hub: &Arc<UiHub>,
+    home: &ReasonixHome,
 ) -> Result<Option<RuntimeCandidate>, String> {
     let package = reasonix_package::load_package(&plugin.root)
         .map_err(|e| format!("plugin `{}`: {e}", plugin.name))?;
@@ -109,6 +112,25 @@ pub(crate) fn candidate(
         command: command.program,
         args: command.args,
         env: runtime.env.clone(),
+    };
+    let ceiling = ceiling(&plugin.name, manifest, runtime);
+    // A `.wasm` command runs sandboxed inside the host, never as a process.
+    let starter: Box<dyn super::generation::RuntimeStarter> = if runtime.is_wasm() {
+        Box::new(WasmStarter::new(
+            PathBuf::from(&spec.command),
+            ceiling,
+            SandboxPolicy::for_plugin(home.root(), &plugin.name, &plugin.root, runtime.env.clone()),
+            InstanceLimits::from_manifest(runtime.sandbox.and_then(|s| s.memory_mib)),
+            Some(ComponentCache::in_home(home.root())),
+            Arc::clone(hub),
+        ))
+    } else {
+        Box::new(NativeStarter::new(
+            spec,
+            ceiling,
+            guard.clone(),
+            Arc::clone(hub),
+        ))
     };
     let tools = runtime
         .tools
@@ -132,12 +154,7 @@ pub(crate) fn candidate(
             &package.manifest_path,
             plugin.tree_digest.as_deref(),
         ),
-        starter: Box::new(NativeStarter::new(
-            spec,
-            ceiling(&plugin.name, manifest, runtime),
-            guard.clone(),
-            Arc::clone(hub),
-        )),
+        starter,
     }))
 }
 
@@ -148,10 +165,11 @@ pub(crate) fn candidates(
     plugins: &[InstalledPlugin],
     guard: &Guard,
     hub: &Arc<UiHub>,
+    home: &ReasonixHome,
 ) -> Result<Vec<RuntimeCandidate>, String> {
     let mut out = Vec::new();
     for plugin in plugins {
-        if let Some(candidate) = candidate(plugin, guard, hub)? {
+        if let Some(candidate) = candidate(plugin, guard, hub, home)? {
             out.push(candidate);
         }
     }

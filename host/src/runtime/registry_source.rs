@@ -45,6 +45,6 @@ impl RegistrySource {
 
 impl CandidateSource for RegistrySource {
     fn candidates(&self) -> Result<Vec<RuntimeCandidate>, String> {
-        installed::candidates(&self.enabled()?, &self.guard, &self.hub)
+        installed::candidates(&self.enabled()?, &self.guard, &self.hub, &self.home)
     }
 }

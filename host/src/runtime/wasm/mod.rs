@@ -12,8 +12,13 @@
 //! - [`bindings`]: the package version read from the component, and the
 //!   adapter that serves it ([`v2_0`] today, later minors beside it);
 //! - [`instance`]: one live `Store` and the discipline of a call;
-//! - [`runtime`]: [`WasmRuntime`], the handshaken component.
+//! - [`runtime`]: [`WasmRuntime`], the handshaken component;
+//! - [`adapter`]: [`WasmExtension`], the dispatcher's [`ExtensionRuntime`]
+//!   over it (trust label `Sandboxed`), and its [`WasmStarter`].
+//!
+//! [`ExtensionRuntime`]: super::ExtensionRuntime
 
+pub mod adapter;
 pub mod bindings;
 pub mod cache;
 pub mod engine;
@@ -25,6 +30,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod v2_0;
 
+pub use adapter::{WasmExtension, WasmStarter};
 pub use bindings::{Adapter, PackageVersion};
 pub use cache::{CacheOutcome, ComponentCache};
 pub use engine::{Allocation, WasmEngine};

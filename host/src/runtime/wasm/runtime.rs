@@ -234,6 +234,11 @@ impl WasmRuntime {
         self.lock().rebuilds
     }
 
+    /// Whether `shutdown` ran.
+    pub fn is_shut_down(&self) -> bool {
+        self.lock().shut_down
+    }
+
     /// `None` while serving; the reason once shut down or unrecoverable.
     pub fn unavailable(&self) -> Option<WasmError> {
         let state = self.lock();
