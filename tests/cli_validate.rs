@@ -43,7 +43,22 @@ fn shipped_example_is_valid() {
         stdout.contains("themes: 1\n    sunrise - themes/sunrise/theme.json"),
         "{stdout}"
     );
-    assert!(stdout.contains("runtime: none"), "{stdout}");
+    // The starter carries a Rust extension (sdk-rust): a runtime block.
+    assert!(
+        stdout.contains("runtime: FULL TRUST (runs outside the sandbox)\n    command: ${REASONIX_PLUGIN_ROOT}/bin/starter\n    intercepts: input.receive"),
+        "{stdout}"
+    );
+    for line in [
+        "  compatibility: full (mapped: skills, commands)\n",
+        "  skills: 1 in 1 root (skills)\n",
+        "  commands: 1 in 1 root (commands)\n",
+        "  prompts: 1 in 1 root (prompts)\n",
+        "  agents: 0\n",
+        "  hooks: 0\n",
+        "  mcpServers: 0\n",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
     assert!(!stdout.contains("warning:"), "{stdout}");
 }
 
@@ -59,6 +74,18 @@ fn shipped_example_json() {
     assert_eq!(v["counts"]["commandRoots"], 1);
     assert_eq!(v["counts"]["promptRoots"], 1);
     assert_eq!(v["counts"]["themes"], 1);
+    assert_eq!(v["counts"]["skills"], 1);
+    assert_eq!(v["counts"]["commands"], 1);
+    assert_eq!(v["counts"]["prompts"], 1);
+    assert_eq!(v["counts"]["agents"], 0);
+    assert_eq!(
+        v["runtime"]["command"],
+        "${REASONIX_PLUGIN_ROOT}/bin/starter"
+    );
+    assert_eq!(
+        v["runtime"]["intercepts"],
+        serde_json::json!(["input.receive"])
+    );
     assert_eq!(v["compatibility"]["status"], "full");
     assert_eq!(v["warnings"], serde_json::json!([]));
 }

@@ -511,3 +511,140 @@ fn text_output_is_aligned_and_says_what_happened() {
         "{err}"
     );
 }
+
+#[test]
+fn session_file_is_saved_and_loaded_with_extension_state_beside_it() {
+    let env = Env::new();
+    env.add(
+        "alpha",
+        json!({}),
+        json!({"subscriptions": ["session.start", "session.load"]}),
+    );
+    let session = env.workspace.join("s1.json");
+    let path = session.to_str().unwrap();
+    let run = env.turn(&[
+        "--input",
+        "first",
+        "--session",
+        path,
+        "--call",
+        "echo={\"text\":\"t\"}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report["points"][0]["point"], "session.start");
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&session).unwrap()).unwrap();
+    assert_eq!(saved["sessionId"], run.report["sessionId"]);
+    let state_path = env.workspace.join("s1.json.extensions.json");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert_eq!(state["plugins"]["alpha"]["version"], "1.0.0");
+    assert_eq!(state["approvalGrants"], json!(["echo"]));
+
+    let again = env.turn(&["--input", "second", "--session", path]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.report["points"][0]["point"], "session.load");
+    assert_eq!(again.report["sessionId"], run.report["sessionId"]);
+    let texts = again.transcript_text();
+    assert_eq!(texts[0], "first");
+    assert!(texts.contains(&"second".to_string()));
+
+    std::fs::write(&session, "{not json").unwrap();
+    let broken = env.turn(&["--input", "x", "--session", path]);
+    assert_eq!(broken.code, 1);
+    assert!(
+        broken.stderr.contains("s1.json") && broken.stderr.contains("not a Reasonix session file"),
+        "{}",
+        broken.stderr
+    );
+}
+
+#[test]
+fn dev_reload_reports_changes_and_keeps_the_old_record_on_failure() {
+    let env = Env::new();
+    let root = env.plugin(
+        "alpha",
+        json!({"required": true}),
+        json!({"subscriptions": ["input.receive"]}),
+    );
+    env.install(&root, true);
+    let out = env.reasonix(&["dev", "reload", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(first["status"], "swapped");
+    assert_eq!(first["added"], json!(["alpha"]));
+    assert_eq!(first["toGeneration"], 2);
+
+    let out = env.reasonix(&["dev", "reload"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("generation 2 → 3") && text.contains("nothing changed"),
+        "{text}"
+    );
+
+    // The turn uses the recorded generation number.
+    let run = env.turn(&["--input", "hi"]);
+    assert_eq!(run.report["generation"], 3);
+
+    // A broken required runtime: the reload fails and generation 3 stays.
+    env.rewrite_script(
+        &root,
+        "alpha",
+        json!({"subscriptions": ["input.receive"], "startup": {"exit": 4}}),
+    );
+    let out = env.reasonix(&["dev", "reload"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("generation 3 keeps running") && err.contains("alpha"),
+        "{err}"
+    );
+    let out = env.reasonix(&["dev", "reload", "--json"]);
+    let failed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(failed["keptGeneration"], 3);
+}
+
+#[test]
+fn tools_come_and_go_without_changing_the_provider_visible_prefix() {
+    let env = Env::new();
+    let nil = env.turn(&["--input", "hi"]);
+    assert_eq!(nil.code, 0);
+    env.add(
+        "gloss",
+        json!({"capabilities": ["tools"],
+               "tools": [{"name": "lookup", "description": "Look a word up",
+                          "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}},
+                          "readOnly": true}]}),
+        json!({"tools": ["lookup"], "toolResults": {"lookup": {"echoArguments": true}}}),
+    );
+    env.add(
+        "watcher",
+        json!({}),
+        json!({"subscriptions": ["provider.request", "tool.after"]}),
+    );
+    let run = env.turn(&[
+        "--input",
+        "hi",
+        "--call",
+        "use_capability={\"list\":true}",
+        "--call",
+        "use_capability={\"name\":\"ext__gloss__lookup\",\"arguments\":{\"word\":\"w\"}}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.report["prefixHash"], nil.report["prefixHash"],
+        "installing plugins changed the prefix"
+    );
+    let calls = run.report["toolCalls"].as_array().unwrap();
+    let listing: serde_json::Value =
+        serde_json::from_str(calls[0]["result"].as_str().unwrap()).unwrap();
+    assert_eq!(listing[0]["name"], "ext__gloss__lookup");
+    assert_eq!(listing[0]["readOnly"], true);
+    assert_eq!(calls[1]["kind"], "proxy");
+    assert_eq!(calls[1]["result"], r#"lookup({"word":"w"})"#);
+}

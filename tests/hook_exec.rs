@@ -693,3 +693,179 @@ fn usage_errors() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("SessionStart #0"));
 }
+
+#[test]
+fn installed_plugins_are_found_in_the_registry() {
+    let env = package(&hook_on(
+        "UserPromptSubmit",
+        None,
+        json!({"command": "printf '%s' \"$REASONIX_PLUGIN_ROOT\""}),
+    ));
+    let install = reasonix()
+        .args(["plugin", "install", "--yes", "--json"])
+        .arg(&env.root)
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stdout)
+    );
+    let out = reasonix()
+        .args(["dev", "hook", "hooktest", "UserPromptSubmit", "--json"])
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let installed = env.home.join("plugins/hooktest");
+    assert_eq!(v["hooks"][0]["stdout"], installed.display().to_string());
+    let missing = reasonix()
+        .args(["dev", "hook", "absent", "UserPromptSubmit"])
+        .env("REASONIX_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not installed"));
+}
+
+fn native_package(hooks: Value) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("native");
+    fs::create_dir_all(&root).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v2",
+        "name": "nativehooks",
+        "version": "0.1.0",
+        "contributes": { "hooks": hooks }
+    });
+    fs::write(root.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+    (dir, root)
+}
+
+fn dev_hook_json(root: &Path, name: &str, event: &str, payload: &Value) -> (i32, Value) {
+    let payload_file = root.join("payload.json");
+    fs::write(&payload_file, payload.to_string()).unwrap();
+    let out = reasonix()
+        .args(["dev", "hook", name, event, "--json", "--root"])
+        .arg(root)
+        .arg("--payload")
+        .arg(&payload_file)
+        .env("REASONIX_HOME", root.join("home"))
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn native_hooks_get_the_native_payload_and_exit_code_decisions() {
+    let (_dir, root) = native_package(json!({
+        "PreToolUse": [
+            {"match": "read_file", "command": "cat; exit 2"},
+        ],
+        "SessionStart": [
+            {"command": "dir", "shell": "cmd"},
+            {"command": "printf '\\326\\320\\316\\304'", "shell": "bash"}
+        ]
+    }));
+    let (code, v) = dev_hook_json(
+        &root,
+        "nativehooks",
+        "PreToolUse",
+        &json!({"toolName": "read_file", "toolArgs": {"path": "a"}}),
+    );
+    assert_eq!(code, 0, "{v}");
+    let r = one(v["hooks"].as_array().unwrap());
+    assert_eq!(verdict(r), "deny");
+    let seen: Value = serde_json::from_str(r["stdout"].as_str().unwrap().trim()).unwrap();
+    assert_eq!(seen["event"], "PreToolUse");
+    assert_eq!(
+        seen["toolName"], "read_file",
+        "native hooks see Reasonix names"
+    );
+    assert_eq!(seen["toolArgs"], json!({"path": "a"}));
+    assert!(seen.get("hook_event_name").is_none());
+
+    let (code, v) = dev_hook_json(&root, "nativehooks", "SessionStart", &json!({}));
+    assert_eq!(code, 1, "the cmd hook cannot run here: {v}");
+    let runs = v["hooks"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(verdict(&runs[0]), "error");
+    assert!(
+        reason(&runs[0]).contains("cmd is only available on Windows"),
+        "{}",
+        runs[0]
+    );
+    // GB18030 output (a legacy code page) is normalised to UTF-8.
+    assert_eq!(runs[1]["stdout"], "中文");
+}
+
+#[test]
+fn real_superpowers_context_hook_runs_from_the_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/real-packages/obra__superpowers");
+    let home = tempfile::tempdir().unwrap();
+    let out = reasonix()
+        .args([
+            "dev",
+            "hook",
+            "superpowers",
+            "SessionStart",
+            "--index",
+            "0",
+            "--json",
+            "--root",
+        ])
+        .arg(&root)
+        .env("REASONIX_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = one(v["hooks"].as_array().unwrap());
+    assert_eq!(r["form"], "context");
+    let expected = fs::read_to_string(root.join("CLAUDE.md")).unwrap();
+    assert_eq!(r["stdout"], expected);
+    // Its Claude hook (#1) is shell form through bash; the script it names is
+    // not part of the fixture, so bash reports that (a warning, not a refusal).
+    let out = reasonix()
+        .args([
+            "dev",
+            "hook",
+            "superpowers",
+            "SessionStart",
+            "--index",
+            "1",
+            "--json",
+            "--root",
+        ])
+        .arg(&root)
+        .env("REASONIX_HOME", home.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = one(v["hooks"].as_array().unwrap());
+    assert_eq!(r["form"], "shell");
+    assert_ne!(r["exitCode"], 0);
+    assert_eq!(verdict(r), "warn");
+    assert!(
+        r["stderr"].as_str().unwrap().contains("run-hook.cmd"),
+        "{r}"
+    );
+}

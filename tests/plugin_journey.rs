@@ -31,10 +31,13 @@ fn starter_journey() {
     assert_eq!(action["name"], "starter");
     assert_eq!(action["kind"], "plugin");
     assert_eq!(action["mode"], "copy");
-    assert_eq!(action["riskLevel"], "medium");
+    // The starter declares a code-extension runtime: full trust, graded high.
+    assert_eq!(action["riskLevel"], "high");
+    assert_eq!(action["runtime"]["fullTrust"], true);
+    assert!(action["riskReasons"].to_string().contains("FULL TRUST"));
     assert_eq!(action["treeDigest"], digest_of(&src).as_str());
     let plan_id = plan["planId"].as_str().unwrap().to_string();
-    assert!(plan_id.starts_with("medium:sha256:") && plan_id.len() == "medium:sha256:".len() + 32);
+    assert!(plan_id.starts_with("high:sha256:") && plan_id.len() == "high:sha256:".len() + 32);
     let content = plan["contentDigest"].as_str().unwrap().to_string();
     assert!(reasonix::install::digest::is_content_digest(&content));
     assert!(
@@ -86,14 +89,27 @@ fn starter_journey() {
         &format!("source: {src_s}"),
         "themes: 1",
         "plugin:starter:sunrise",
+        "FULL TRUST",
+        "command: ${REASONIX_PLUGIN_ROOT}/bin/starter",
+        "intercepts: input.receive",
     ] {
         assert!(show.contains(needle), "show lacks {needle:?}:\n{show}");
     }
 
-    // 5. doctor
-    let doctor = sb.ok(&["plugin", "doctor", "starter"]);
-    assert!(doctor.contains("ok: starter"), "{doctor}");
+    // 5. doctor: the runtime binary exists once `examples/build starter` ran
+    // (bin/ is not committed); either way the output says what to do.
+    let out = sb.run(&["plugin", "doctor", "starter"]);
+    let doctor = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(doctor.contains("FULL TRUST"), "{doctor}");
     assert!(doctor.contains("matches the registry"), "{doctor}");
+    if src.join("bin/starter").is_file() {
+        assert!(out.status.success(), "{doctor}");
+        assert!(doctor.contains("ok: starter"), "{doctor}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{doctor}");
+        assert!(doctor.contains("missing runtime command"), "{doctor}");
+        assert!(doctor.contains("bin/starter"), "{doctor}");
+    }
 
     // 6. disable / enable
     assert_eq!(

@@ -470,7 +470,17 @@ fn invalid_registered_root_is_excluded_with_a_repair_warning() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("keep"), "{stdout}");
     assert!(stdout.starts_with("other\tenabled\t1.0.0\t"), "{stdout}");
-    assert!(stderr(&out).contains("keep") && stderr(&out).contains("repair"));
+    assert!(stderr(&out).contains("keep") && stderr(&out).contains("Repair"));
+    let out = sb.run(&["plugin", "show", "keep"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("plugin.missing_root"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--replace"), "{}", stderr(&out));
+    // Removal still works and clears the entry.
+    sb.ok(&["plugin", "remove", "keep", "--yes"]);
     // Orphans are never adopted: a complete package the registry does not name.
     let orphan = sb.home.join("plugins/orphan");
     native_package(&orphan, "orphan", "1.0.0");

@@ -42,6 +42,9 @@ use reasonix_protocol::{ErrorReason, RpcError};
 use serde_json::{Value, json};
 
 struct Sidecar {
+    input: Box<dyn BufRead>,
+    /// Frames read while waiting for responses, handled afterwards.
+    pending: std::collections::VecDeque<Frame>,
     script: Value,
     name: String,
     log: Option<std::fs::File>,
@@ -121,8 +124,58 @@ impl Sidecar {
             .unwrap_or(Value::Null)
     }
 
-    /// UI traffic a rule asks for, sent before the rule's answer.
+    /// The next frame from stdin (queued ones first); `None` at EOF.
+    fn next_frame(&mut self) -> Option<Frame> {
+        if let Some(frame) = self.pending.pop_front() {
+            return Some(frame);
+        }
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match self.input.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
+            let Some(trimmed) = trim_line(&line) else {
+                continue;
+            };
+            match decode_frame(trimmed) {
+                Ok(frame) => return Some(frame),
+                Err(rejection) => {
+                    let text = String::from_utf8_lossy(trimmed).into_owned();
+                    self.log(&format!("rejected {text}"));
+                    if let Ok(bytes) =
+                        reasonix_protocol::frame::encode_response(&rejection.response())
+                    {
+                        self.send(bytes);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wait for `count` responses (as an SDK's blocking UI call would),
+    /// logging each; other frames are kept for later.
+    fn await_responses(&mut self, mut count: usize) {
+        let mut held = Vec::new();
+        while count > 0 {
+            let Some(frame) = self.next_frame() else {
+                break;
+            };
+            match frame {
+                Frame::Response(_) => {
+                    self.handle(frame);
+                    count -= 1;
+                }
+                other => held.push(other),
+            }
+        }
+        self.pending.extend(held);
+    }
+
+    /// UI traffic a rule asks for, sent (and answered) before the rule's answer.
     fn ui_traffic(&mut self, rule: &Value) {
+        let mut sent = 0;
         for publish in rule["publish"].as_array().cloned().unwrap_or_default() {
             let mut params = json!({
                 "surfaceId": publish.get("surfaceId").cloned().unwrap_or(json!("main")),
@@ -136,6 +189,7 @@ impl Sidecar {
             }
             self.log("publish");
             self.request(m::HOST_UI_PUBLISH, &params);
+            sent += 1;
         }
         if let Some(request) = rule.get("request").filter(|r| !r.is_null()) {
             let params = json!({
@@ -147,13 +201,18 @@ impl Sidecar {
             });
             self.log("request");
             self.request(m::HOST_UI_REQUEST, &params);
+            sent += 1;
         }
+        self.await_responses(sent);
     }
 
     fn initialize(&mut self, id: Id, params: InitializeParams) {
         self.session_id = params.session.session_id.clone();
         self.generation = params.session.generation;
         let startup = self.script["startup"].clone();
+        if let Some(text) = startup.get("stderr").and_then(Value::as_str) {
+            eprintln!("{text}");
+        }
         sleep_ms(&startup);
         if let Some(code) = startup.get("exit").and_then(Value::as_i64) {
             self.log("exit-on-start");
@@ -199,7 +258,11 @@ impl Sidecar {
         }
         self.ui_traffic(&rule);
         if let Some(reason) = rule["error"].as_str() {
-            return self.reply_error(id, reason, "scripted error");
+            let message = rule["errorMessage"]
+                .as_str()
+                .unwrap_or("scripted error")
+                .to_string();
+            return self.reply_error(id, reason, &message);
         }
         let decision = rule["decision"].as_str().unwrap_or("continue").to_string();
         let mut result = json!({ "decision": decision });
@@ -229,7 +292,11 @@ impl Sidecar {
             self.crash("tool");
         }
         if let Some(reason) = rule["error"].as_str() {
-            return self.reply_error(id, reason, "scripted tool error");
+            let message = rule["errorMessage"]
+                .as_str()
+                .unwrap_or("scripted tool error")
+                .to_string();
+            return self.reply_error(id, reason, &message);
         }
         let content = if rule["echoArguments"].as_bool() == Some(true) {
             format!("{}({})", params.name, params.arguments.get())
@@ -367,7 +434,29 @@ impl Sidecar {
     }
 }
 
+/// `scripted_sidecar --echo`: a bare NDJSON echo (every line written back
+/// unchanged), the floor the dispatch benchmark measures against.
+fn echo() {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if out.write_all(&line).and_then(|_| out.flush()).is_err() {
+            return;
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--echo") {
+        return echo();
+    }
     let path = std::env::args()
         .nth(1)
         .or_else(|| std::env::var("REASONIX_TEST_SCRIPT").ok())
@@ -382,6 +471,8 @@ fn main() {
             .expect("open log")
     });
     let mut sidecar = Sidecar {
+        input: Box::new(std::io::BufReader::new(std::io::stdin())),
+        pending: std::collections::VecDeque::new(),
         name: script["name"].as_str().unwrap_or("scripted").to_string(),
         script,
         log,
@@ -390,30 +481,9 @@ fn main() {
         session_id: String::new(),
         generation: 0,
     };
-    let stdin = std::io::stdin();
-    let mut line = Vec::new();
-    let mut reader = stdin.lock();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let Some(trimmed) = trim_line(&line) else {
-            continue;
-        };
-        match decode_frame(trimmed) {
-            Ok(frame) => {
-                if !sidecar.handle(frame) {
-                    break;
-                }
-            }
-            Err(rejection) => {
-                if let Ok(bytes) = reasonix_protocol::frame::encode_response(&rejection.response())
-                {
-                    sidecar.send(bytes);
-                }
-            }
+    while let Some(frame) = sidecar.next_frame() {
+        if !sidecar.handle(frame) {
+            break;
         }
     }
     sidecar.log("exit");

@@ -143,36 +143,12 @@ fn collect(
     Ok(())
 }
 
-/// Decode UTF-8 (with or without BOM) or BOM-marked UTF-16 to a string.
-fn decode_text(raw: &[u8]) -> Result<String, String> {
-    let utf16 = |bytes: &[u8], le: bool| -> Result<String, String> {
-        let units: Vec<u16> = bytes
-            .chunks_exact(2)
-            .map(|c| {
-                if le {
-                    u16::from_le_bytes([c[0], c[1]])
-                } else {
-                    u16::from_be_bytes([c[0], c[1]])
-                }
-            })
-            .collect();
-        String::from_utf16(&units).map_err(|e| e.to_string())
-    };
-    match raw {
-        [0xEF, 0xBB, 0xBF, rest @ ..] => {
-            String::from_utf8(rest.to_vec()).map_err(|e| e.to_string())
-        }
-        [0xFF, 0xFE, rest @ ..] => utf16(rest, true),
-        [0xFE, 0xFF, rest @ ..] => utf16(rest, false),
-        _ => String::from_utf8(raw.to_vec()).map_err(|e| e.to_string()),
-    }
-}
-
 /// Rewrite every literal under `env`/`headers` into a `${VAR}` reference;
 /// returns the re-serialised file (2-space indent, sorted keys, trailing
 /// newline) and the variable names it now needs.
 pub fn strip_credentials(raw: &[u8]) -> Result<(Vec<u8>, Vec<String>), String> {
-    let text = decode_text(raw)?;
+    // UTF-8 (BOM stripped), UTF-16 (BOM or NUL pattern) or GB18030, as upstream.
+    let text = reasonix_package::compat::encoding::decode(raw)?;
     let mut doc: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let mut required = BTreeSet::new();
     strip_node(&mut doc, "", &mut required);
@@ -294,6 +270,16 @@ mod tests {
                 .contains("${CONTEXT7_AUTHORIZATION}")
         );
         assert_eq!(names, vec!["CONTEXT7_AUTHORIZATION"]);
+    }
+
+    #[test]
+    fn gb18030_is_decoded() {
+        // {"env":{"名":"值"}} in GB18030.
+        let raw: &[u8] = b"{\"env\":{\"\xc3\xfb\":\"\xd6\xb5\"}}";
+        let (out, names) = strip_credentials(raw).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"名\": \"${SECRET}\""), "{text}");
+        assert_eq!(names, vec!["SECRET"]);
     }
 
     #[test]

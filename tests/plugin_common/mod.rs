@@ -253,7 +253,7 @@ impl Paused {
     fn wait_reached(&mut self, args: &[&str]) {
         let marker = self.dir.join(&self.step);
         // A bound so a broken build fails instead of hanging; not a timing assertion.
-        for _ in 0..6000 {
+        for _ in 0..30_000 {
             if marker.exists() {
                 return;
             }

@@ -336,30 +336,18 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
 }
 
 /// Mapped kinds of a native package, in the order skills, commands, agents,
-/// hooks, mcp. Declared roots count: they feed config whatever they hold.
+/// hooks, mcp, each only when something of that kind was found (prompts are
+/// commands-shaped and count as commands).
 fn native_mapped(inv: &Inventory) -> Vec<String> {
-    let kinds = [
-        (
-            "skills",
-            !inv.skill_roots.is_empty() || !inv.skills.is_empty(),
-        ),
-        (
-            "commands",
-            !inv.command_roots.is_empty()
-                || !inv.commands.is_empty()
-                || !inv.prompt_roots.is_empty()
-                || !inv.prompts.is_empty(),
-        ),
-        (
-            "agents",
-            !inv.agent_roots.is_empty() || !inv.agents.is_empty(),
-        ),
-        ("hooks", !inv.hooks.is_empty()),
-        ("mcp", !inv.mcp_servers.is_empty()),
-    ];
-    kinds
-        .into_iter()
-        .filter(|(_, present)| *present)
-        .map(|(k, _)| k.to_string())
-        .collect()
+    [
+        ("skills", inv.skills.len()),
+        ("commands", inv.commands.len() + inv.prompts.len()),
+        ("agents", inv.agents.len()),
+        ("hooks", inv.hooks.len()),
+        ("mcp", inv.mcp_servers.len()),
+    ]
+    .into_iter()
+    .filter(|(_, count)| *count > 0)
+    .map(|(kind, _)| kind.to_string())
+    .collect()
 }

@@ -145,6 +145,14 @@ fn manifest_v2_full_parse() {
     assert_eq!(inv.agent_roots, strings(&["agents"]));
     assert_eq!(inv.command_roots, strings(&["commands"]));
     assert_eq!(inv.prompt_roots, strings(&["prompts"]));
+    assert_eq!(inv.skills.len(), 1, "{:?}", inv.skills);
+    assert_eq!(inv.skills[0].name, "demo");
+    assert_eq!(inv.agents.len(), 1, "{:?}", inv.agents);
+    assert_eq!(inv.commands.len(), 1, "{:?}", inv.commands);
+    assert_eq!(inv.commands[0].name, "ship");
+    assert_eq!(inv.prompts.len(), 1, "{:?}", inv.prompts);
+    assert_eq!(inv.prompts[0].name, "plan");
+    assert_eq!(inv.prompts[0].description.as_deref(), Some("plan"));
     assert_eq!(inv.themes.len(), 1);
     assert_eq!(inv.themes[0].name, "neon");
     assert_eq!(inv.themes[0].path, "themes/neon.reasonix-theme");
@@ -453,7 +461,8 @@ fn manifest_v2_legacy_fields_merge_with_contributes() {
     assert!(!legacy_only.auto_start && !legacy_only.imported);
     assert_eq!(
         pkg.compatibility.mapped,
-        strings(&["skills", "commands", "hooks", "mcp"])
+        strings(&["hooks", "mcp"]),
+        "declared roots that hold nothing map nothing"
     );
     // Missing declared roots are warnings, never failures.
     assert!(
@@ -512,6 +521,12 @@ fn manifest_v2_prompts_and_commands_stay_separate_sets() {
     assert_eq!(native(&pkg).prompts, strings(&["shared"]));
     assert_eq!(pkg.inventory.command_roots, strings(&["shared"]));
     assert_eq!(pkg.inventory.prompt_roots, strings(&["shared"]));
+    assert_eq!(
+        pkg.inventory.commands.len(),
+        1,
+        "the file joins the commands"
+    );
+    assert_eq!(pkg.inventory.prompts.len(), 1, "and the prompts");
     assert!(pkg.warnings.is_empty(), "{:?}", pkg.warnings);
 }
 
@@ -1034,6 +1049,12 @@ fn manifest_v2_loads_only_explicitly_declared_resources() {
     );
     let pkg = load_ok(dir.path());
     assert!(pkg.warnings.is_empty(), "{:?}", pkg.warnings);
+    let inv = &pkg.inventory;
+    assert_eq!(
+        (inv.skills.len(), inv.commands.len(), inv.agents.len()),
+        (1, 1, 1),
+        "declared roots are discovered"
+    );
     assert!(
         pkg.inventory.hooks.is_empty(),
         "sidecar hook files are not imported"

@@ -28,9 +28,11 @@ pub enum LaunchError {
         "hook prerequisite missing: {shell} is required to run this hook but was not found on PATH; install {shell} or change the hook's \"shell\""
     )]
     MissingInterpreter { shell: String },
-    #[error("hook shell {0:?} is not available here: cmd is only available on Windows")]
+    #[error("cmd is only available on Windows (hook shell {0:?} is not available here)")]
     WindowsOnly(String),
-    #[error("hook shell {0:?} is not available here: PowerShell (pwsh) was not found on PATH")]
+    #[error(
+        "PowerShell is not available here: neither pwsh nor powershell is on PATH (hook shell {0:?})"
+    )]
     NoPowerShell(String),
     #[error("hook shell {0:?} is not supported (use auto, bash, powershell, pwsh or cmd)")]
     UnknownShell(String),

@@ -150,6 +150,12 @@ pub struct HookRuntimeIssue {
     pub event: String,
     pub description: Option<String>,
     pub message: String,
+    /// `true` when the host itself lacks what the hook needs (an interpreter,
+    /// a Windows-only shell): the hook can never run here. `false` for a
+    /// missing file inside or outside the package (reported as a warning).
+    pub prerequisite: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
 }
 
 /// Check every hook of `pkg` for a usable interpreter / executable without
@@ -158,22 +164,91 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
     let root = absolute(&pkg.root).display().to_string();
     let mut issues = Vec::new();
     for hook in &pkg.inventory.hooks {
-        if let Some(message) = runtime_problem(hook, &root, &absolute(&pkg.root)) {
+        for var in unprovided_reasonix_vars(hook) {
+            issues.push(HookRuntimeIssue {
+                event: hook.event.clone(),
+                description: hook.description.clone(),
+                message: format!(
+                    "hook command references ${var}, which Reasonix never provides to hooks"
+                ),
+                prerequisite: false,
+                remediation: None,
+            });
+        }
+        if let Some((message, prerequisite, remediation)) =
+            runtime_problem(hook, &root, &absolute(&pkg.root))
+        {
             issues.push(HookRuntimeIssue {
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message,
+                prerequisite,
+                remediation,
             });
         }
     }
     issues
 }
 
-fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> {
+/// `REASONIX_*` variables a shell-form command expands that no hook is given
+/// (outside single quotes, where the shell would not expand them).
+pub fn unprovided_reasonix_vars(hook: &Hook) -> Vec<String> {
+    const PROVIDED: &[&str] = &[
+        "REASONIX_PLUGIN_ROOT",
+        "REASONIX_PLUGIN_NAME",
+        "REASONIX_PLUGIN_VERSION",
+        "REASONIX_HOME",
+        "REASONIX_WORKSPACE_ROOT",
+    ];
+    if hook.args.is_some() || hook.context_file.is_some() {
+        return Vec::new();
+    }
+    let command = hook.command.as_deref().unwrap_or("");
+    let bytes = command.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut in_single = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' => in_single = !in_single,
+            b'\\' if !in_single => i += 1,
+            b'$' if !in_single => {
+                let rest = &command[i + 1..];
+                let rest = rest.strip_prefix('{').unwrap_or(rest);
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name.starts_with("REASONIX_")
+                    && !PROVIDED.contains(&name.as_str())
+                    && !hook.env.contains_key(&name)
+                    && !out.contains(&name)
+                {
+                    out.push(name);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `(message, prerequisite, remediation)` for a hook that cannot run.
+fn runtime_problem(
+    hook: &Hook,
+    root: &str,
+    root_path: &Path,
+) -> Option<(String, bool, Option<String>)> {
     if let Some(ctx) = &hook.context_file {
         let path = root_path.join(expand::plugin_root(ctx, root));
-        return (!path.is_file())
-            .then(|| format!("context file {} does not exist", path.display()));
+        return (!path.is_file()).then(|| {
+            (
+                format!("context file {} does not exist", path.display()),
+                false,
+                None,
+            )
+        });
     }
     let command = expand::plugin_root(hook.command.as_deref().unwrap_or(""), root);
     let args = hook.args.as_ref().map(|a| {
@@ -182,7 +257,21 @@ fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> 
             .collect::<Vec<_>>()
     });
     match launch::plan(&command, args.as_deref(), hook.shell.as_deref()) {
-        Err(e) => Some(e.to_string()),
+        Err(e) => {
+            let remediation = match &e {
+                launch::LaunchError::MissingInterpreter { shell } => {
+                    Some(format!("install {shell} or configure [tools.shell] path"))
+                }
+                launch::LaunchError::WindowsOnly(_) => {
+                    Some("declare shell \"bash\" or \"auto\" for this hook".to_owned())
+                }
+                launch::LaunchError::NoPowerShell(_) => Some(
+                    "install PowerShell (pwsh) or declare shell \"bash\" for this hook".to_owned(),
+                ),
+                _ => None,
+            };
+            Some((e.to_string(), true, remediation))
+        }
         Ok(launch::Launch::Exec { program, .. }) => {
             let found = if program.contains('/') {
                 let p = Path::new(&program);
@@ -195,7 +284,13 @@ fn runtime_problem(hook: &Hook, root: &str, root_path: &Path) -> Option<String> 
             } else {
                 launch::find_on_path(&program).is_some()
             };
-            (!found).then(|| format!("hook executable {program:?} was not found"))
+            (!found).then(|| {
+                (
+                    format!("hook executable {program:?} was not found"),
+                    false,
+                    None,
+                )
+            })
         }
         Ok(launch::Launch::Shell { .. }) => None,
     }
@@ -437,6 +532,24 @@ mod tests {
             &hook("PreToolUse", Some("mcp__gh__.*"), true),
             "mcp__gh__issue"
         ));
+    }
+
+    #[test]
+    fn unprovided_variables_are_flagged_outside_single_quotes() {
+        let mut h = hook("SessionStart", None, true);
+        h.command = Some(
+            "echo $REASONIX_PLUGIN_ROOT ${REASONIX_TOKEN} '$REASONIX_QUOTED' \"$REASONIX_DQ\" \\$REASONIX_ESC $REASONIX_SET".into(),
+        );
+        h.env.insert("REASONIX_SET".into(), "1".into());
+        assert_eq!(
+            unprovided_reasonix_vars(&h),
+            ["REASONIX_TOKEN", "REASONIX_DQ"]
+        );
+        h.args = Some(vec![]);
+        assert!(
+            unprovided_reasonix_vars(&h).is_empty(),
+            "exec form does not expand"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::plan::{
 use super::progress::Progress;
 use super::publish::{CopyPublication, check_replace, publish_copy, publish_link, recover};
 use super::snapshot::{CopyOptions, copy_tree, estimate_bytes};
-use super::source::{Candidate, ResolvedSource, SourceContext, resolve_source};
+use super::source::{Candidate, ResolvedSource, SourceContext, resolve_source_for};
 use crate::home::ReasonixHome;
 use crate::registry::{PluginRegistry, RegistryEntry, is_valid_name};
 
@@ -175,7 +175,14 @@ pub fn execute_install(
     req: &InstallRequest,
     progress: &Progress,
 ) -> InstallResult<InstallResponse> {
-    let resolved = resolve_source(&req.source, ctx, req.link, None, progress)?;
+    let resolved = resolve_source_for(
+        &req.source,
+        ctx,
+        req.link,
+        None,
+        req.name.as_deref(),
+        progress,
+    )?;
     let mut warnings = resolved.warnings.clone();
     let mut planned = Vec::new();
     for cand in &resolved.candidates {
@@ -264,7 +271,14 @@ pub fn execute_install(
         .first()
         .map(|p| p.action.commit.clone())
         .filter(|c| !c.is_empty());
-    let resolved = resolve_source(&req.source, ctx, req.link, pinned.as_deref(), progress);
+    let resolved = resolve_source_for(
+        &req.source,
+        ctx,
+        req.link,
+        pinned.as_deref(),
+        req.name.as_deref(),
+        progress,
+    );
     let mut ok = true;
     let mut any = false;
     let mut done = Vec::new();

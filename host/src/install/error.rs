@@ -39,6 +39,8 @@ pub enum ErrorCode {
     NoCompatibleCapabilities,
     /// The named plugin is not installed.
     NotInstalled,
+    /// A registered plugin's root directory is gone.
+    MissingRoot,
     /// The plugin registry cannot be read.
     RegistryUnreadable,
     /// Any other I/O failure.
@@ -65,6 +67,7 @@ impl ErrorCode {
             ErrorCode::UnsafeLink => "install.unsafe_link",
             ErrorCode::NoCompatibleCapabilities => "install.no_compatible_capabilities",
             ErrorCode::NotInstalled => "plugin.not_installed",
+            ErrorCode::MissingRoot => "plugin.missing_root",
             ErrorCode::RegistryUnreadable => "plugin.state_unreadable",
             ErrorCode::Io => "install.io",
         }
@@ -122,6 +125,9 @@ impl ErrorCode {
                 "Choose a plugin that exports a supported skill, command, agent, hook, or MCP server."
             }
             ErrorCode::NotInstalled => "Run `reasonix plugin list` to see installed plugins.",
+            ErrorCode::MissingRoot => {
+                "Reinstall it with --replace, or remove it with `reasonix plugin remove <name> --yes`."
+            }
             ErrorCode::RegistryUnreadable => {
                 "Fix or move the registry file named above (it is never rewritten while unreadable), then retry."
             }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use reasonix_package::{LoadedPackage, load_package};
 
-use super::error::InstallResult;
+use super::error::{ErrorCode, InstallError, InstallResult};
 use super::publish::recover;
 use crate::home::ReasonixHome;
 use crate::registry::{PluginRegistry, RegistryEntry};
@@ -37,7 +37,7 @@ impl Installed {
 
 fn repair_hint(name: &str) -> String {
     format!(
-        "repair with `reasonix plugin install <source> --name {name} --replace --yes`, or `reasonix plugin remove {name} --yes`"
+        "Repair with `reasonix plugin install <source> --name {name} --replace --yes`, or `reasonix plugin remove {name} --yes`"
     )
 }
 
@@ -51,7 +51,7 @@ pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>,
         let root = home.resolve_root(&entry.root);
         if !root.is_dir() {
             warnings.push(format!(
-                "plugin {}: registered root {} is missing or not a directory; it is excluded — {}",
+                "plugin {}: registered root {} is missing or not a directory; it is excluded. {}",
                 entry.name,
                 root.display(),
                 repair_hint(&entry.name)
@@ -61,7 +61,7 @@ pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>,
         let package = load_package(&root).map_err(|e| e.to_string());
         if let Err(e) = &package {
             warnings.push(format!(
-                "plugin {}: {e}; it is not loaded — {}",
+                "plugin {}: {e}; it is not loaded. {}",
                 entry.name,
                 repair_hint(&entry.name)
             ));
@@ -135,5 +135,18 @@ pub fn find_installed(
     name: &str,
 ) -> InstallResult<(Option<Installed>, Vec<String>)> {
     let (all, warnings) = installed_packages(home)?;
-    Ok((all.into_iter().find(|i| i.entry.name == name), warnings))
+    let found = all.into_iter().find(|i| i.entry.name == name);
+    if found.is_none()
+        && let Some(entry) = PluginRegistry::load(home)?.get(name)
+    {
+        return Err(InstallError::new(
+            ErrorCode::MissingRoot,
+            format!(
+                "plugin {name:?} is registered but its root {} is missing or not a directory",
+                home.resolve_root(&entry.root).display()
+            ),
+        )
+        .with_next(repair_hint(name)));
+    }
+    Ok((found, warnings))
 }

@@ -54,6 +54,8 @@ pub struct ResolvedSource {
     pub temp: Option<tempfile::TempDir>,
     /// Notes from resolution (e.g. skipped marketplace entries).
     pub warnings: Vec<String>,
+    /// Clones of marketplace entries from other repositories, removed on drop.
+    pub entry_clones: Vec<tempfile::TempDir>,
 }
 
 /// Where relative paths and `~` resolve.
@@ -159,10 +161,40 @@ pub fn resolve_source(
     pinned: Option<&str>,
     progress: &Progress,
 ) -> InstallResult<ResolvedSource> {
+    resolve_source_for(raw, ctx, link, pinned, None, progress)
+}
+
+/// [`resolve_source`], where a marketplace source (a root with
+/// `.claude-plugin/marketplace.json` and no manifest) expands to one
+/// candidate per plugin, or to the one named `select`.
+pub fn resolve_source_for(
+    raw: &str,
+    ctx: &SourceContext,
+    link: bool,
+    pinned: Option<&str>,
+    select: Option<&str>,
+    progress: &Progress,
+) -> InstallResult<ResolvedSource> {
     let kind = classify(raw, ctx)?;
     match &kind {
         SourceKind::LocalDir => {
             let path = ctx.resolve_path(&normalize_git_prefix(raw.trim()));
+            if super::marketplace::is_marketplace_root(&path) {
+                let exp = super::marketplace::expand(
+                    &path,
+                    super::marketplace::Origin::Local,
+                    select,
+                    link,
+                    progress,
+                )?;
+                return Ok(ResolvedSource {
+                    kind,
+                    candidates: exp.candidates,
+                    temp: None,
+                    warnings: exp.warnings,
+                    entry_clones: exp.temps,
+                });
+            }
             Ok(ResolvedSource {
                 candidates: vec![Candidate {
                     source: path.to_string_lossy().into_owned(),
@@ -173,6 +205,7 @@ pub fn resolve_source(
                 kind,
                 temp: None,
                 warnings: Vec::new(),
+                entry_clones: Vec::new(),
             })
         }
         SourceKind::Zip => {
@@ -195,6 +228,7 @@ pub fn resolve_source(
                 kind,
                 temp: Some(temp),
                 warnings: Vec::new(),
+                entry_clones: Vec::new(),
             })
         }
         SourceKind::Git(gh) => {
@@ -207,9 +241,37 @@ pub fn resolve_source(
             let gh = gh.clone();
             let temp = temp_dir("reasonix-plugin-")?;
             progress.start_step(&format!("cloning {}/{}", gh.owner, gh.repo));
-            let cloned = clone_github(&gh, temp.path(), pinned);
+            let cloned = clone_head(&gh, temp.path());
             progress.finish();
-            let commit = cloned?;
+            let head = cloned?;
+            let market_root = plugin_root_from_clone(temp.path(), &gh.path)
+                .ok()
+                .filter(|r| super::marketplace::is_marketplace_root(r));
+            if let Some(root) = market_root {
+                // The approved commit belongs to this clone only when the
+                // selection has entries of its own tree (they come first);
+                // remote entries are pinned by their own commits.
+                let commit = if super::marketplace::selects_relative(&root, select) {
+                    restore_pinned(temp.path(), &head, pinned)?
+                } else {
+                    head
+                };
+                let root = plugin_root_from_clone(temp.path(), &gh.path)?;
+                let origin = super::marketplace::Origin::Git {
+                    gh: &gh,
+                    rev: super::marketplace::tree_rev(&gh, temp.path())?,
+                    commit,
+                };
+                let exp = super::marketplace::expand(&root, origin, select, link, progress)?;
+                return Ok(ResolvedSource {
+                    kind,
+                    candidates: exp.candidates,
+                    temp: Some(temp),
+                    warnings: exp.warnings,
+                    entry_clones: exp.temps,
+                });
+            }
+            let commit = restore_pinned(temp.path(), &head, pinned)?;
             let root = plugin_root_from_clone(temp.path(), &gh.path)?;
             Ok(ResolvedSource {
                 candidates: vec![Candidate {
@@ -221,6 +283,7 @@ pub fn resolve_source(
                 kind,
                 temp: Some(temp),
                 warnings: Vec::new(),
+                entry_clones: Vec::new(),
             })
         }
     }
@@ -276,7 +339,28 @@ fn git(args: &[&str]) -> InstallResult<String> {
 }
 
 /// Shallow-clone into `dest`; returns the checked-out commit (lowercase).
-fn clone_github(gh: &GitHubSource, dest: &Path, pinned: Option<&str>) -> InstallResult<String> {
+pub(crate) fn clone_github(
+    gh: &GitHubSource,
+    dest: &Path,
+    pinned: Option<&str>,
+) -> InstallResult<String> {
+    let head = clone_head(gh, dest)?;
+    restore_pinned(dest, &head, pinned)
+}
+
+/// The branch a clone has checked out, or its commit when detached.
+pub(crate) fn checked_out_ref(dest: &Path) -> InstallResult<String> {
+    let d = dest.to_string_lossy().into_owned();
+    let name = git(&["-C", &d, "rev-parse", "--abbrev-ref", "HEAD"])?;
+    if name == "HEAD" || name.is_empty() {
+        git(&["-C", &d, "rev-parse", "HEAD"]).map(|c| c.to_ascii_lowercase())
+    } else {
+        Ok(name)
+    }
+}
+
+/// Shallow-clone into `dest` (pinned sources at their commit); returns HEAD.
+fn clone_head(gh: &GitHubSource, dest: &Path) -> InstallResult<String> {
     let url = clone_url(gh);
     let dest_s = dest.to_string_lossy().into_owned();
     // --branch takes a ref name, never an object id: a SHA-pinned source
@@ -293,7 +377,17 @@ fn clone_github(gh: &GitHubSource, dest: &Path, pinned: Option<&str>) -> Install
     if gh.is_pinned() {
         checkout_commit(dest, &gh.reference.to_ascii_lowercase())?;
     }
-    let head = git(&["-C", &dest_s, "rev-parse", "HEAD"])?.to_ascii_lowercase();
+    Ok(git(&["-C", &dest_s, "rev-parse", "HEAD"])?.to_ascii_lowercase())
+}
+
+/// When the clone's `head` is not the approved commit, check the approved
+/// one out; returns the commit now checked out.
+pub(crate) fn restore_pinned(
+    dest: &Path,
+    head: &str,
+    pinned: Option<&str>,
+) -> InstallResult<String> {
+    let head = head.to_owned();
     if let Some(approved) = pinned.filter(|p| !p.is_empty())
         && !head.eq_ignore_ascii_case(approved)
     {

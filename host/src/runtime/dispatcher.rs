@@ -57,7 +57,11 @@ pub enum StepRole {
 
 /// What one member's turn in the chain came to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "result")]
+#[serde(
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase",
+    tag = "result"
+)]
 pub enum StepResult {
     Continued,
     Replaced,
@@ -94,7 +98,11 @@ pub struct ChainStep {
 
 /// The overall ruling at a point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "outcome")]
+#[serde(
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase",
+    tag = "outcome"
+)]
 pub enum Outcome {
     /// Go on with the (possibly replaced) payload.
     Continue,

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use reasonix_package::LoadedPackage;
 use reasonix_package::manifest::{CapabilityRef, Manifest, RuntimeSpec};
 use reasonix_protocol::types::{CapabilityWire, RequirementWire};
 use reasonix_sidecar::{Guard, LaunchSpec, ManifestCeiling};
@@ -88,12 +89,11 @@ fn fingerprint(root: &Path, manifest_path: &str, tree_digest: Option<&str>) -> S
 /// The candidate for one installed plugin: `Ok(None)` when it has no runtime.
 pub(crate) fn candidate(
     plugin: &InstalledPlugin,
+    package: &LoadedPackage,
     guard: &Guard,
     hub: &Arc<UiHub>,
     home: &ReasonixHome,
 ) -> Result<Option<RuntimeCandidate>, String> {
-    let package = reasonix_package::load_package(&plugin.root)
-        .map_err(|e| format!("plugin `{}`: {e}", plugin.name))?;
     let Some(manifest) = package.native.as_ref() else {
         return Ok(None);
     };
@@ -156,22 +156,4 @@ pub(crate) fn candidate(
         ),
         starter,
     }))
-}
-
-/// Candidates for every plugin, in the given (registry) order. A plugin
-/// whose package no longer reads is an error for the whole build: the old
-/// generation stays.
-pub(crate) fn candidates(
-    plugins: &[InstalledPlugin],
-    guard: &Guard,
-    hub: &Arc<UiHub>,
-    home: &ReasonixHome,
-) -> Result<Vec<RuntimeCandidate>, String> {
-    let mut out = Vec::new();
-    for plugin in plugins {
-        if let Some(candidate) = candidate(plugin, guard, hub, home)? {
-            out.push(candidate);
-        }
-    }
-    Ok(out)
 }

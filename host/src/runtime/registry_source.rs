@@ -11,7 +11,8 @@ use super::host::CandidateSource;
 use super::installed::{self, InstalledPlugin};
 use super::ui::UiHub;
 use crate::home::ReasonixHome;
-use crate::registry::PluginRegistry;
+use crate::install::installed::installed_packages;
+use reasonix_package::LoadedPackage;
 
 /// Enabled registry entries → runtime candidates.
 pub struct RegistrySource {
@@ -27,17 +28,24 @@ impl RegistrySource {
         RegistrySource { home, guard, hub }
     }
 
-    /// The enabled installed plugins, in registry order.
-    pub fn enabled(&self) -> Result<Vec<InstalledPlugin>, String> {
-        let registry = PluginRegistry::load(&self.home).map_err(|e| e.to_string())?;
-        Ok(registry
-            .plugins
-            .iter()
-            .filter(|entry| entry.enabled)
-            .map(|entry| InstalledPlugin {
-                name: entry.name.clone(),
-                root: self.home.resolve_root(&entry.root),
-                tree_digest: entry.tree_digest.clone(),
+    /// The enabled installed plugins (sorted by name) whose packages read.
+    /// Interrupted publications are recovered first; entries marked
+    /// `disabled_incompatible` or otherwise not `enabled` are left out.
+    pub fn enabled(&self) -> Result<Vec<(InstalledPlugin, LoadedPackage)>, String> {
+        let (installed, _warnings) = installed_packages(&self.home).map_err(|e| e.to_string())?;
+        Ok(installed
+            .into_iter()
+            .filter(|entry| entry.state() == "enabled")
+            .filter_map(|entry| {
+                let package = entry.package.ok()?;
+                Some((
+                    InstalledPlugin {
+                        name: entry.entry.name.clone(),
+                        root: entry.root,
+                        tree_digest: entry.entry.tree_digest.clone(),
+                    },
+                    package,
+                ))
             })
             .collect())
     }
@@ -45,6 +53,14 @@ impl RegistrySource {
 
 impl CandidateSource for RegistrySource {
     fn candidates(&self) -> Result<Vec<RuntimeCandidate>, String> {
-        installed::candidates(&self.enabled()?, &self.guard, &self.hub, &self.home)
+        let mut out = Vec::new();
+        for (plugin, package) in self.enabled()? {
+            if let Some(candidate) =
+                installed::candidate(&plugin, &package, &self.guard, &self.hub, &self.home)?
+            {
+                out.push(candidate);
+            }
+        }
+        Ok(out)
     }
 }

@@ -25,7 +25,8 @@ const EVENTS: &[&str] = &[
 
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
-    /// Installed plugin name (looked up in the registry under $REASONIX_HOME).
+    /// Installed plugin name (looked up in the registry under $REASONIX_HOME,
+    /// default ~/.reasonix).
     pub plugin: String,
     /// Hook event, e.g. PreToolUse, UserPromptSubmit, SessionStart.
     pub event: String,
@@ -57,14 +58,10 @@ pub fn run(args: HookArgs) -> ExitCode {
     }
 }
 
-fn reasonix_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("REASONIX_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(home);
-    }
-    let user_home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    user_home.join(".reasonix")
+fn reasonix_home() -> Result<PathBuf, (u8, String)> {
+    crate::home::ReasonixHome::from_env()
+        .map(|h| h.root().to_path_buf())
+        .map_err(|e| (1, e.to_string()))
 }
 
 fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
@@ -78,7 +75,7 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
             ),
         ));
     }
-    let home = reasonix_home();
+    let home = reasonix_home()?;
     let root = match &args.root {
         Some(root) => root.clone(),
         None => installed_root(&home, &args.plugin)?,
@@ -181,11 +178,20 @@ fn read_payload(path: &Path) -> Result<Payload, (u8, String)> {
 
 /// The install root of `plugin` in the registry under `home`.
 fn installed_root(home: &Path, plugin: &str) -> Result<PathBuf, (u8, String)> {
-    let _ = home;
-    Err((
-        1,
-        format!(
-            "plugin {plugin:?}: registry lookup is not available in this build; pass --root DIR"
-        ),
-    ))
+    let home = crate::home::ReasonixHome::at(home);
+    let registry = crate::registry::PluginRegistry::load(&home)
+        .map_err(|e| (1, format!("plugin registry: {}", e.message)))?;
+    let entry = registry.get(plugin).ok_or_else(|| {
+        (
+            1,
+            format!(
+                "plugin {plugin:?} is not installed in {} (pass --root DIR for a package directory)",
+                home.root().display()
+            ),
+        )
+    })?;
+    if !entry.enabled {
+        eprintln!("note: plugin {plugin:?} is disabled; running its hooks anyway");
+    }
+    Ok(home.resolve_root(&entry.root))
 }

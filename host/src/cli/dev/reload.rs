@@ -51,7 +51,11 @@ pub fn recorded_generation(home: &ReasonixHome) -> u64 {
 
 /// The result of a reload, as printed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "status")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "status"
+)]
 pub enum ReloadResult {
     Swapped {
         from_generation: u64,

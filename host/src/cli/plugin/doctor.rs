@@ -114,6 +114,9 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             };
             if !p.is_file() {
                 println!("missing runtime command: {} (expected a file)", p.display());
+                println!(
+                    "remediation: build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`"
+                );
                 failed = true;
             }
         } else if on_path(&expanded).is_none() {
@@ -123,36 +126,15 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
         println!("warning: {w}");
     }
-    for h in &inv.hooks {
-        if h.args.is_some() {
-            continue;
-        }
-        let shell = h.shell.as_deref().unwrap_or("").to_ascii_lowercase();
-        let need: &[&str] = match shell.as_str() {
-            "bash" => &["bash"],
-            "powershell" => &["powershell", "pwsh"],
-            "pwsh" => &["pwsh"],
-            "cmd" => &[],
-            _ => &["sh"],
-        };
-        if shell == "cmd" {
-            println!(
-                "unavailable {} hook: cmd is only available on Windows",
-                h.event
-            );
-            println!("remediation: declare shell \"bash\" or \"auto\" for this hook");
+    for issue in crate::hooks::check_hook_runtime(pkg) {
+        if issue.prerequisite {
+            println!("unavailable {} hook: {}", issue.event, issue.message);
+            if let Some(r) = &issue.remediation {
+                println!("remediation: {r}");
+            }
             failed = true;
-        } else if !need.iter().any(|p| on_path(p).is_some()) {
-            println!(
-                "unavailable {} hook: {} is not installed or not on PATH",
-                h.event,
-                need.join(" or ")
-            );
-            println!(
-                "remediation: install {} or configure [tools.shell] path",
-                need[0]
-            );
-            failed = true;
+        } else {
+            println!("warning: {} hook: {}", issue.event, issue.message);
         }
     }
     if let Some(expected) = &installed.entry.tree_digest {
