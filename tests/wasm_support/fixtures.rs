@@ -29,6 +29,8 @@ pub enum Intercept {
     /// Spin forever (on a JSON string payload; `continue` otherwise, as
     /// for the other attacks).
     Loop,
+    /// Spin forever on every payload.
+    SpinAlways,
     /// Grow memory until the limiter refuses.
     MemoryBomb,
     /// Recurse until the stack overflows.
@@ -334,6 +336,7 @@ impl Fixture {
                 s.u8(8, 0);
             }
             Intercept::Loop => attack(&mut s, "(loop $spin (br $spin))"),
+            Intercept::SpinAlways => s.raw("(loop $spin (br $spin))\n"),
             Intercept::MemoryBomb => attack(
                 &mut s,
                 "(loop $grow (drop (memory.grow (i32.const 16))) (br $grow))",

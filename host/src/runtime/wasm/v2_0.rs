@@ -21,8 +21,8 @@ wasmtime::component::bindgen!({
     path: "../wit/since_v2.0.0",
 });
 
-use exports::reasonix::extension::{intercept, lifecycle, observation, provider, tool, ui};
-use reasonix::extension::{host_content, host_provider, host_ui, log, provider_types, types};
+use self::exports::reasonix::extension::{intercept, lifecycle, observation, provider, tool, ui};
+use self::reasonix::extension::{host_content, host_provider, host_ui, log, provider_types, types};
 
 /// The package version this adapter was generated from.
 pub const PACKAGE_VERSION: (u64, u64) = (2, 0);
