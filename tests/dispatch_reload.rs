@@ -260,13 +260,13 @@ async fn optional_runtime_that_fails_to_start_degrades_and_a_required_one_fails_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_most_four_start_at_once_inside_one_shared_budget() {
-    // Six optional runtimes that each take 1.5 s to answer initialize, and a
-    // 2.5 s shared budget: four start together and make it; the last two
+    // Six optional runtimes that each take 2 s to answer initialize, and a
+    // 3.2 s shared budget: four start together and make it; the last two
     // can only start when a slot frees up and run out of budget.
     let env = Env::new();
     for i in 0..6 {
         let mut script = appender("-s");
-        script["startup"] = json!({"sleepMs": 1500});
+        script["startup"] = json!({"sleepMs": 2000});
         env.add(&format!("slow{i}"), json!({}), script);
     }
     let hub = std::sync::Arc::new(reasonix::runtime::ui::UiHub::new(
@@ -279,7 +279,7 @@ async fn at_most_four_start_at_once_inside_one_shared_budget() {
         candidates,
         "s-test",
         "/w",
-        std::time::Duration::from_millis(2500),
+        std::time::Duration::from_millis(3200),
     )
     .await
     .unwrap();

@@ -14,7 +14,7 @@ use reasonix_protocol::types::{CapabilityWire, RequirementWire};
 use reasonix_sidecar::{Guard, LaunchSpec, ManifestCeiling};
 use sha2::{Digest, Sha256};
 
-use super::generation::RuntimeCandidate;
+use super::generation::{RuntimeCandidate, RuntimeStarter};
 use super::native::NativeStarter;
 use super::tools::ToolSpec;
 use super::ui::UiHub;
@@ -115,7 +115,7 @@ pub(crate) fn candidate(
     };
     let ceiling = ceiling(&plugin.name, manifest, runtime);
     // A `.wasm` command runs sandboxed inside the host, never as a process.
-    let starter: Box<dyn super::generation::RuntimeStarter> = if runtime.is_wasm() {
+    let starter: Box<dyn RuntimeStarter> = if runtime.is_wasm() {
         Box::new(WasmStarter::new(
             PathBuf::from(&spec.command),
             ceiling,

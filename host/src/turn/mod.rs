@@ -134,6 +134,10 @@ pub struct TurnReport {
     /// sha256 of the provider-visible prefix (system prompt + tool schemas)
     /// of the first provider request.
     pub prefix_hash: String,
+    /// The compaction summary, when `--compact` ran; the saved session
+    /// continues from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compacted_to: Option<String>,
     pub ui: Vec<SurfaceUpdate>,
     pub ui_actions: Vec<UiActionEntry>,
     pub warnings: Vec<Warning>,
@@ -669,6 +673,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
     let mut transcript = carry.transcript.clone();
     let mut grants = carry.approval_grants.clone();
     let mut prefix = None;
+    let mut compacted: Option<String> = None;
     let session_path = options
         .session
         .as_ref()
@@ -798,10 +803,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
                     |p| Some(format!("summary → {:?}", short(&p.summary))),
                 )
                 .await?;
-            transcript = vec![message(
-                ProviderRole::System,
-                &format!("Summary of the earlier conversation: {}", complete.summary),
-            )];
+            compacted = Some(complete.summary);
         }
         turn.point(
             HookPoint::SessionSave,
@@ -851,13 +853,22 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         },
     );
 
+    let compacted_for_carry = compacted.clone();
     let mut session_file = None;
     let mut state_file = None;
     if let (Some(path), TurnStatus::Completed) = (&options.session, &status) {
+        // A compacted session continues from the summary.
+        let saved = match &compacted {
+            Some(summary) => vec![message(
+                ProviderRole::System,
+                &format!("Summary of the earlier conversation: {summary}"),
+            )],
+            None => transcript.clone(),
+        };
         let file = SessionFile {
             version: 1,
             session_id: session_id.clone(),
-            messages: transcript.clone(),
+            messages: saved,
         };
         let bytes = serde_json::to_vec_pretty(&file).map_err(|e| e.to_string())?;
         session_state::write_atomically(path, &bytes).map_err(|e| e.to_string())?;
@@ -894,7 +905,13 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
 
     host.update_carry(|c| {
         c.session_path = options.session.clone();
-        c.transcript = transcript.clone();
+        c.transcript = match &compacted_for_carry {
+            Some(summary) => vec![message(
+                ProviderRole::System,
+                &format!("Summary of the earlier conversation: {summary}"),
+            )],
+            None => transcript.clone(),
+        };
         c.approval_grants = grants.clone();
     });
     let report = TurnReport {
@@ -915,6 +932,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         tool_calls: turn.tool_calls,
         transcript,
         prefix_hash: prefix.unwrap_or_default(),
+        compacted_to: compacted,
         ui: host.ui().updates(),
         ui_actions: host.ui().actions(),
         warnings: generation.diagnostics.warnings(),

@@ -119,14 +119,17 @@ pub fn render(report: &TurnReport) -> String {
         let _ = writeln!(out, "\ntool calls");
         for call in &report.tool_calls {
             let marker = if call.is_error { "error" } else { "ok" };
+            let verdict = if call.decision == "blocked" {
+                "blocked at tool.before".to_string()
+            } else {
+                format!("host {} → {}", call.host_decision, call.decision)
+            };
             let _ = writeln!(
                 out,
-                "  {} {} ({}) host {} → {} · {marker}: {}",
+                "  {} {} ({}) {verdict} · {marker}: {}",
                 call.call_id,
                 call.name,
                 call.kind,
-                call.host_decision,
-                call.decision,
                 indent(&call.result, 6)
             );
         }
@@ -211,6 +214,9 @@ pub fn render(report: &TurnReport) -> String {
         }
     }
 
+    if let Some(summary) = &report.compacted_to {
+        let _ = writeln!(out, "\ncompacted to: {}", indent(summary, 14));
+    }
     let _ = writeln!(out, "\nprefix {}", report.prefix_hash);
     if let Some(path) = &report.session_file {
         let _ = writeln!(out, "session saved to {}", path.display());

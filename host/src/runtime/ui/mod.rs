@@ -266,6 +266,16 @@ impl UiHub {
         plugin: &str,
         call: &UiCall<'_>,
     ) -> Result<bool, UiRejection> {
+        // UI from a staged generation (built, not yet published) is stale
+        // even when its plugin is new to the hub.
+        let staged = state
+            .binding
+            .as_ref()
+            .is_some_and(|binding| call.generation > binding.generation);
+        if staged {
+            state.dropped_stale += 1;
+            return Ok(false);
+        }
         let Some(entry) = state.plugins.get(plugin) else {
             return Err(UiRejection {
                 reason: UiRejectReason::Internal,
@@ -458,6 +468,11 @@ mod tests {
             .publish("ghost", call(2, "s1", "status", &bad))
             .unwrap_err();
         assert_eq!(unknown.reason, UiRejectReason::Internal);
+        // A plugin of a staged generation is not known yet: dropped as stale.
+        assert_eq!(
+            hub.publish("ghost", call(3, "s1", "status", &bad)),
+            Ok(false)
+        );
         let invalid = hub
             .publish("status-ui", call(2, "s1", "status", &bad))
             .unwrap_err();
