@@ -225,11 +225,8 @@ impl Shared {
             self.kill();
             tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
         }
-        for (_, call) in calls {
-            let _ = call.send(Err(CallError::Interrupted(failure.clone())));
-        }
-        self.interrupt_streams(&failure);
-        self.outbox_ready.notify_one();
+        // Status and callback first: whoever sees a failed call can rely on
+        // the crash being observable already.
         if !orderly {
             let was_ready = self.is_ready();
             self.status.send_replace(Status::Crashed(failure.clone()));
@@ -237,6 +234,11 @@ impl Shared {
                 callback(&failure);
             }
         }
+        for (_, call) in calls {
+            let _ = call.send(Err(CallError::Interrupted(failure.clone())));
+        }
+        self.interrupt_streams(&failure);
+        self.outbox_ready.notify_one();
     }
 
     /// Orderly end after shutdown: pending calls fail with `Closed`.
