@@ -219,3 +219,33 @@ fn a_ui_publish_for_a_stale_generation_is_dropped() {
     );
     o.assert_no_leftovers();
 }
+
+#[test]
+fn reading_an_unknown_content_ref_answers_the_frozen_content_ref_expired_error() {
+    let o = Outside::new();
+    let root = o.package("badref", "bad_ref", json!({}), json!({}));
+    o.install(&root);
+    let run = o.turn(&["--input", "hi", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.all());
+    // The shared spec sits beside the workspace root (`../shared`).
+    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/spec/schema/extension-protocol-v2.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema")).unwrap();
+    let frozen = schema["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["reason"] == "content_ref_expired")
+        .unwrap()
+        .clone();
+    let answer = o.log().into_iter().find(|r| r["kind"] == "answer").unwrap();
+    let err = &answer["msg"]["error"];
+    assert_eq!(err["code"], frozen["jsonRpcCode"], "{answer}");
+    assert_eq!(err["message"], frozen["message"], "{answer}");
+    assert_eq!(
+        err["data"],
+        json!({"reason": "content_ref_expired", "retryable": true})
+    );
+    o.assert_no_leftovers();
+}
