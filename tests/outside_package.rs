@@ -344,3 +344,59 @@ fn unknown_plugin_subcommand_is_named() {
         run.all()
     );
 }
+
+fn link_install(o: &Outside, root: &Path, home_dir: &Path) -> outside_common::Run {
+    outside_common::Run::from(
+        std::process::Command::new(outside_common::REASONIX)
+            .args([
+                "plugin",
+                "install",
+                root.to_str().unwrap(),
+                "--link",
+                "--yes",
+                "--json",
+            ])
+            .env("REASONIX_HOME", &o.home)
+            .env("HOME", home_dir)
+            .current_dir(&o.workspace)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn link_installs_are_unpinned_confined_and_removal_keeps_the_source() {
+    let o = Outside::new();
+    let root = o.package("linked", "good", json!({}), json!({}));
+    // Outside both the workspace and the home directory: refused (a.6.8).
+    let elsewhere = o.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let refused = link_install(&o, &root, &elsewhere);
+    assert_eq!(refused.code, 1, "{}", refused.all());
+    assert_eq!(
+        refused.json()["actions"][0]["errorCode"],
+        "install.unsafe_link"
+    );
+    assert!(std::fs::symlink_metadata(o.home.join("plugins/linked")).is_err());
+
+    // Inside the home directory: a symlink, no content digest.
+    let done = link_install(&o, &root, o.dir.path());
+    assert_eq!(done.code, 0, "{}", done.all());
+    let answer = done.json();
+    assert_eq!(answer["mode"], "link");
+    assert!(answer.get("contentDigest").is_none(), "{answer}");
+    let link = o.home.join("plugins/linked");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let removed = o.reasonix(&["plugin", "remove", "linked", "--yes"]);
+    assert_eq!(removed.code, 0, "{}", removed.all());
+    assert!(std::fs::symlink_metadata(&link).is_err());
+    assert!(
+        root.join("reasonix-plugin.json").exists(),
+        "source left alone"
+    );
+}
