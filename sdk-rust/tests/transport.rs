@@ -697,3 +697,25 @@ fn eof_on_stdin_ends_the_process_cleanly() {
     let mut peer = Peer::ready();
     assert!(peer.wait().success());
 }
+
+#[test]
+fn frames_piped_at_once_then_eof_are_all_answered_before_exit() {
+    let mut peer = Peer::spawn();
+    let mut script = Vec::new();
+    for frame in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "extension/initialize", "params": initialize_params()}),
+        json!({"jsonrpc": "2.0", "method": "extension/initialized", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "extension/intercept", "params": intercept("piped")}),
+    ] {
+        script.extend(serde_json::to_vec(&frame).unwrap());
+        script.push(b'\n');
+    }
+    peer.send_raw(&script);
+    let status = peer.wait(); // closes stdin right away
+    assert!(status.success(), "{status:?}");
+    let first = peer.recv();
+    assert_eq!(first["id"], 1);
+    let second = peer.recv();
+    assert_eq!(second["id"], 2, "{second}");
+    assert_eq!(second["result"]["replacement"]["text"], "[sdk] piped");
+}

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -77,7 +77,7 @@ where
         core: Core::new(Box::new(ext), Shared::new(link)),
         wire: wire.clone(),
         phase: Mutex::new(Phase::New),
-        in_flight: AtomicUsize::new(0),
+        in_flight: InFlight::default(),
         streams: Mutex::new(HashMap::new()),
         finish: Mutex::new(finish_tx),
     });
@@ -96,6 +96,13 @@ where
     }
 
     let finish = finish_rx.recv().unwrap_or(Finish::Eof);
+    if let Finish::Eof = finish {
+        // The host closed stdin: no answer to a host call can come, but the
+        // handlers still running may finish and answer (stdout is open).
+        wire.close();
+        server.stop_streams();
+        server.in_flight.wait_idle();
+    }
     // Everything already queued still goes out (stream ends, say), then the
     // connection is closed for every call still waiting on it.
     wire.flush_queue();
@@ -161,17 +168,53 @@ struct Server {
     core: Core,
     wire: Arc<Wire>,
     phase: Mutex<Phase>,
-    in_flight: AtomicUsize,
+    in_flight: InFlight,
     streams: Mutex<HashMap<String, StreamHandle>>,
     finish: Mutex<mpsc::Sender<Finish>>,
 }
 
-/// Releases an in-flight slot when a handler ends, even by panic.
-struct Slot<'a>(&'a AtomicUsize);
+/// The number of running handlers, bounded by [`MAX_IN_FLIGHT`].
+#[derive(Default)]
+struct InFlight {
+    count: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl InFlight {
+    /// Takes a slot if one is free; give it back with [`InFlight::release`]
+    /// (or a [`Slot`] guard).
+    fn try_acquire(&self) -> bool {
+        let mut count = lock(&self.count);
+        if *count >= MAX_IN_FLIGHT {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    fn release(&self) {
+        let mut count = lock(&self.count);
+        *count -= 1;
+        if *count == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    /// Waits until no handler runs.
+    fn wait_idle(&self) {
+        let mut count = lock(&self.count);
+        while *count > 0 {
+            count = self.idle.wait(count).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Releases a taken in-flight slot when a handler ends, even by panic.
+struct Slot<'a>(&'a InFlight);
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.release();
     }
 }
 
@@ -290,14 +333,17 @@ impl Server {
 
     /// Runs `work` on a handler thread if a slot is free.
     fn spawn_counted(self: &Arc<Self>, work: impl FnOnce(&Arc<Server>) + Send + 'static) -> bool {
-        if self.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if !self.in_flight.try_acquire() {
             return false;
         }
-        self.spawn_free(move |server| {
+        let started = self.spawn_free(move |server| {
             let _slot = Slot(&server.in_flight);
             work(server);
-        })
+        });
+        if !started {
+            self.in_flight.release();
+        }
+        started
     }
 
     /// Runs `work` on a thread of its own, outside the in-flight bound.
@@ -389,8 +435,11 @@ impl Server {
                         )),
                     );
                 }
+                // Inline on the reader: nothing but shutdown may be served
+                // before it answers, and an `initialized` sent right behind
+                // it (a script piping frames) is read only afterwards.
                 self.set_phase(Phase::Initializing);
-                self.spawn_free(move |s| s.initialize(id, p));
+                self.initialize(id, p);
             }
             Params::Intercept(p) => self.dispatch(id, move |s| {
                 s.answer(id, "intercept", || s.core.intercept(p))
@@ -438,12 +487,7 @@ impl Server {
         let phase = self.phase();
         if method == Method::Initialized {
             if phase == Phase::Initialized {
-                self.set_phase(Phase::Ready);
-                self.core.shared.ready.store(true, Ordering::Release);
-                // A lifecycle hook: outside the in-flight bound, like shutdown.
-                self.spawn_free(|s| {
-                    let _ = catch_unwind(AssertUnwindSafe(|| s.core.initialized()));
-                });
+                self.open_barrier();
             } else {
                 self.log(
                     LogLevel::Warn,
@@ -490,7 +534,16 @@ impl Server {
         }
     }
 
-    fn initialize(&self, id: Id, params: reasonix_protocol::types::InitializeParams) {
+    fn open_barrier(self: &Arc<Self>) {
+        self.set_phase(Phase::Ready);
+        self.core.shared.ready.store(true, Ordering::Release);
+        // A lifecycle hook: outside the in-flight bound, like shutdown.
+        self.spawn_free(|s| {
+            let _ = catch_unwind(AssertUnwindSafe(|| s.core.initialized()));
+        });
+    }
+
+    fn initialize(self: &Arc<Self>, id: Id, params: reasonix_protocol::types::InitializeParams) {
         let result = catch_unwind(AssertUnwindSafe(|| self.core.initialize(params)))
             .unwrap_or_else(|_| {
                 self.log(LogLevel::Error, "the initialize handler panicked");
