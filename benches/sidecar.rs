@@ -13,6 +13,7 @@
 //! reasonix-sidecar --examples` (cargo bench builds it too).
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -90,14 +91,27 @@ impl Echo {
         }
     }
 
+    /// Writes `batch` frames while reading `batch` lines back (concurrently,
+    /// so large batches cannot deadlock on full pipes).
     async fn round_trips(&mut self, frame: &[u8], batch: usize) {
-        for _ in 0..batch {
-            self.stdin.write_all(frame).await.unwrap();
-        }
-        for _ in 0..batch {
-            self.line.clear();
-            self.stdout.read_until(b'\n', &mut self.line).await.unwrap();
-        }
+        let Echo {
+            stdin,
+            stdout,
+            line,
+            ..
+        } = self;
+        let write = async {
+            for _ in 0..batch {
+                stdin.write_all(frame).await.unwrap();
+            }
+        };
+        let read = async {
+            for _ in 0..batch {
+                line.clear();
+                stdout.read_until(b'\n', line).await.unwrap();
+            }
+        };
+        tokio::join!(write, read);
     }
 }
 
@@ -154,76 +168,80 @@ async fn intercepts(sidecar: &Arc<Sidecar>, payload: &RawJson, batch: usize) {
     }
 }
 
-fn round_trip(c: &mut Criterion) {
+/// Runs `fut` inside a runtime task: waking the `block_on` future itself
+/// costs an eventfd write per wake-up, which a host (calling from tasks)
+/// never pays, so every measured loop runs in one task.
+fn in_task<F, T>(rt: &Runtime, fut: F) -> T
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    rt.block_on(async move { tokio::spawn(fut).await.unwrap() })
+}
+
+type SharedEcho = Arc<tokio::sync::Mutex<Echo>>;
+
+fn time_echo(
+    rt: &Runtime,
+    echo: &SharedEcho,
+    frame: &Arc<Vec<u8>>,
+    batch: usize,
+    iters: u64,
+) -> Duration {
+    let (echo, frame) = (echo.clone(), frame.clone());
+    in_task(rt, async move {
+        let mut echo = echo.lock().await;
+        let t = Instant::now();
+        for _ in 0..iters {
+            echo.round_trips(&frame, batch).await;
+        }
+        t.elapsed()
+    })
+}
+
+fn time_sidecar(
+    rt: &Runtime,
+    sidecar: &Arc<Sidecar>,
+    p: &RawJson,
+    batch: usize,
+    iters: u64,
+) -> Duration {
+    let (sidecar, p) = (sidecar.clone(), p.clone());
+    in_task(rt, async move {
+        let t = Instant::now();
+        for _ in 0..iters {
+            intercepts(&sidecar, &p, batch).await;
+        }
+        t.elapsed()
+    })
+}
+
+fn compare(c: &mut Criterion, group: &str, batch: usize) {
     let rt = runtime();
-    let mut echo = rt.block_on(Echo::spawn());
+    let echo: SharedEcho = Arc::new(tokio::sync::Mutex::new(rt.block_on(Echo::spawn())));
     let sidecar = Arc::new(rt.block_on(start()));
     for (name, size) in [("100B", 100), ("64KiB", 64 * 1024)] {
         let p = payload(size);
-        let frame = intercept_frame(&p);
-        let mut g = c.benchmark_group(format!("intercept_round_trip/{name}"));
-        g.throughput(Throughput::Elements(1));
+        let frame = Arc::new(intercept_frame(&p));
+        let mut g = c.benchmark_group(format!("{group}/{name}"));
+        g.throughput(Throughput::Elements(batch as u64));
         g.bench_function("echo_floor", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        echo.round_trips(&frame, 1).await;
-                    }
-                    t.elapsed()
-                })
-            })
+            b.iter_custom(|iters| time_echo(&rt, &echo, &frame, batch, iters))
         });
         g.bench_function("sidecar", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        intercepts(&sidecar, &p, 1).await;
-                    }
-                    t.elapsed()
-                })
-            })
+            b.iter_custom(|iters| time_sidecar(&rt, &sidecar, &p, batch, iters))
         });
         g.finish();
     }
     rt.block_on(sidecar.shutdown());
 }
 
+fn round_trip(c: &mut Criterion) {
+    compare(c, "intercept_round_trip", 1);
+}
+
 fn throughput(c: &mut Criterion) {
-    let rt = runtime();
-    let mut echo = rt.block_on(Echo::spawn());
-    let sidecar = Arc::new(rt.block_on(start()));
-    for (name, size) in [("100B", 100), ("64KiB", 64 * 1024)] {
-        let p = payload(size);
-        let frame = intercept_frame(&p);
-        let mut g = c.benchmark_group(format!("in_flight_32/{name}"));
-        g.throughput(Throughput::Elements(IN_FLIGHT as u64));
-        g.bench_function("echo_floor", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        echo.round_trips(&frame, IN_FLIGHT).await;
-                    }
-                    t.elapsed()
-                })
-            })
-        });
-        g.bench_function("sidecar", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        intercepts(&sidecar, &p, IN_FLIGHT).await;
-                    }
-                    t.elapsed()
-                })
-            })
-        });
-        g.finish();
-    }
-    rt.block_on(sidecar.shutdown());
+    compare(c, "in_flight_32", IN_FLIGHT);
 }
 
 fn spawn_handshake(c: &mut Criterion) {
@@ -233,7 +251,7 @@ fn spawn_handshake(c: &mut Criterion) {
     for n in [1usize, 4, 8] {
         g.bench_function(format!("{n}_sidecars"), |b| {
             b.iter_custom(|iters| {
-                rt.block_on(async {
+                in_task(&rt, async move {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let t = Instant::now();
@@ -258,13 +276,14 @@ fn spawn_handshake(c: &mut Criterion) {
     g.finish();
 }
 
-/// p50/p99 of single round trips, floor and sidecar interleaved in one run.
+/// p50/p99 of single round trips (floor and sidecar interleaved), then
+/// 32-in-flight throughput with context switches per call.
 fn percentiles() {
     let rt = runtime();
-    rt.block_on(async {
+    in_task(&rt, async {
         let mut echo = Echo::spawn().await;
         let sidecar = Arc::new(start().await);
-        println!("\npercentiles (µs), {} samples each, interleaved:", 20_000);
+        println!("\npercentiles (µs), 20000 samples each, interleaved:");
         println!(
             "{:<8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
             "payload", "floor p50", "floor p99", "side p50", "side p99", "p50 ×", "p99 ×"
@@ -302,14 +321,63 @@ fn percentiles() {
                 s99 / f99
             );
         }
+        println!("\n32 in flight, 2000 batches each (calls/s; host context switches per call):");
+        for (name, size) in [("100B", 100), ("64KiB", 64 * 1024)] {
+            let p = payload(size);
+            let frame = intercept_frame(&p);
+            let batches = 2_000;
+            let calls = (batches * IN_FLIGHT) as f64;
+            let (cs0, t) = (context_switches(), Instant::now());
+            for _ in 0..batches {
+                echo.round_trips(&frame, IN_FLIGHT).await;
+            }
+            let (floor, floor_cs) = (calls / t.elapsed().as_secs_f64(), context_switches() - cs0);
+            let (cs0, t) = (context_switches(), Instant::now());
+            for _ in 0..batches {
+                intercepts(&sidecar, &p, IN_FLIGHT).await;
+            }
+            let (side, side_cs) = (calls / t.elapsed().as_secs_f64(), context_switches() - cs0);
+            println!(
+                "{name:<8} floor {floor:>10.0}/s ({:.2} cs/call)  sidecar {side:>10.0}/s ({:.2} cs/call)  ratio {:.2}",
+                floor_cs as f64 / calls,
+                side_cs as f64 / calls,
+                floor / side
+            );
+        }
         sidecar.shutdown().await;
     });
+}
+
+/// Voluntary + involuntary context switches of this process so far.
+fn context_switches() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .filter(|l| l.contains("ctxt_switches"))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+        .sum()
 }
 
 criterion_group!(benches, round_trip, throughput, spawn_handshake);
 
 fn main() {
-    benches();
+    if std::env::var_os("SIDECAR_BENCH_PROFILE_IN_FLIGHT").is_some() {
+        // Only the 32-in-flight sidecar loop, for a profiler.
+        let rt = runtime();
+        in_task(&rt, async {
+            let sidecar = Arc::new(start().await);
+            let p = payload(100);
+            for _ in 0..20_000 {
+                intercepts(&sidecar, &p, IN_FLIGHT).await;
+            }
+            sidecar.shutdown().await;
+        });
+        return;
+    }
+    // `SIDECAR_BENCH_ONLY_TABLES=1` skips criterion and prints the tables.
+    if std::env::var_os("SIDECAR_BENCH_ONLY_TABLES").is_none() {
+        benches();
+    }
     percentiles();
     Criterion::default().configure_from_args().final_summary();
 }

@@ -23,8 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
-use tokio::time::Instant;
+use tokio::sync::{Notify, Semaphore, mpsc, oneshot, watch};
 
 use crate::content::{ContentError, ContentStore};
 use crate::errors::{CallError, Failure, FailureKind, Status};
@@ -83,8 +82,12 @@ pub type CrashCallback = Arc<dyn Fn(&Failure) + Send + Sync>;
 pub(crate) struct Shared {
     pub plugin: Arc<str>,
     pub group: Pid,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    stall: Duration,
+    /// Frames written ahead of queued notifications (requests, responses,
+    /// lifecycle), concatenated so concurrent calls share one write.
+    outbox: Mutex<Outbox>,
+    outbox_ready: Notify,
+    /// Direct bytes written so far, and whether the writer has stopped.
+    written: watch::Sender<Progress>,
     queue: mpsc::Sender<Queued>,
     event_drop_warned: AtomicBool,
     pending: Mutex<Pending>,
@@ -103,6 +106,21 @@ pub(crate) struct Shared {
 
 struct Queued {
     frame: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Outbox {
+    bytes: Vec<u8>,
+    /// Total direct bytes ever appended (the sequence callers wait for).
+    appended: u64,
+    /// Close stdin once everything before this point is written.
+    close: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Progress {
+    written: u64,
+    stopped: bool,
 }
 
 /// Whether a notification was queued or, for events only, dropped.
@@ -134,8 +152,9 @@ impl Shared {
         let shared = Arc::new(Shared {
             plugin: w.plugin,
             group: w.group,
-            stdin: tokio::sync::Mutex::new(Some(w.stdin)),
-            stall: w.stall,
+            outbox: Mutex::new(Outbox::default()),
+            outbox_ready: Notify::new(),
+            written: watch::channel(Progress::default()).0,
             queue,
             event_drop_warned: AtomicBool::new(false),
             pending: Mutex::new(Pending {
@@ -155,7 +174,7 @@ impl Shared {
             intercept_seq: AtomicU64::new(1),
         });
         let reader = tokio::spawn(run_reader(shared.clone(), w.stdout));
-        let writer = tokio::spawn(run_writer(shared.clone(), rx));
+        let writer = tokio::spawn(run_writer(shared.clone(), w.stdin, rx, w.stall));
         (shared, vec![reader, writer])
     }
 
@@ -206,10 +225,8 @@ impl Shared {
             self.kill();
             tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
         }
-        for (_, call) in calls {
-            let _ = call.send(Err(CallError::Interrupted(failure.clone())));
-        }
-        self.interrupt_streams(&failure);
+        // Status and callback first: whoever sees a failed call can rely on
+        // the crash being observable already.
         if !orderly {
             let was_ready = self.is_ready();
             self.status.send_replace(Status::Crashed(failure.clone()));
@@ -217,6 +234,11 @@ impl Shared {
                 callback(&failure);
             }
         }
+        for (_, call) in calls {
+            let _ = call.send(Err(CallError::Interrupted(failure.clone())));
+        }
+        self.interrupt_streams(&failure);
+        self.outbox_ready.notify_one();
     }
 
     /// Orderly end after shutdown: pending calls fail with `Closed`.
@@ -241,51 +263,39 @@ impl Shared {
         }
     }
 
-    /// Writes one encoded frame directly (responses and requests), bounded
-    /// by the stall timeout. A stall or an interrupted partial frame is
-    /// fatal: the stream would otherwise be corrupt.
-    pub async fn write_frame(&self, frame: &[u8]) -> Result<(), CallError> {
-        let mut stdin = self.stdin.lock().await;
+    /// Hands one encoded frame to the writer ahead of queued notifications
+    /// and returns at once. Frames of concurrent calls are written together.
+    pub fn send_frame(&self, frame: &[u8]) -> Result<u64, CallError> {
         if let Some(closed) = &lock(&self.pending).closed {
             return Err(closed.error());
         }
-        let Some(pipe) = stdin.as_mut() else {
-            return Err(CallError::Closed);
-        };
-        let deadline = Instant::now() + self.stall;
-        let mut guard = PartialFrameGuard {
-            shared: self,
-            armed: false,
-        };
-        let mut written = 0;
-        while written < frame.len() {
-            match tokio::time::timeout_at(deadline, pipe.write(&frame[written..])).await {
-                Err(_) => {
-                    guard.armed = false;
-                    let failure = Failure::new(
-                        FailureKind::WriteStalled,
-                        format!(
-                            "writing to the sidecar stalled for {:?} (it stopped reading stdin)",
-                            self.stall
-                        ),
-                    );
-                    self.fail(failure.clone());
-                    return Err(CallError::Interrupted(failure));
-                }
-                Ok(Ok(0)) | Ok(Err(_)) => {
-                    guard.armed = false;
-                    let failure =
-                        Failure::new(FailureKind::Transport, "the sidecar's stdin is closed");
-                    self.fail(failure.clone());
-                    return Err(CallError::Interrupted(failure));
-                }
-                Ok(Ok(n)) => {
-                    written += n;
-                    guard.armed = written < frame.len();
-                }
+        let seq = {
+            let mut outbox = lock(&self.outbox);
+            if outbox.close {
+                return Err(CallError::Closed);
             }
+            outbox.bytes.extend_from_slice(frame);
+            outbox.appended += frame.len() as u64;
+            outbox.appended
+        };
+        self.outbox_ready.notify_one();
+        Ok(seq)
+    }
+
+    /// [`Shared::send_frame`], then waits until the frame is written.
+    pub async fn write_frame(&self, frame: &[u8]) -> Result<(), CallError> {
+        let seq = self.send_frame(frame)?;
+        let mut progress = self.written.subscribe();
+        let reached = progress
+            .wait_for(|p| p.written >= seq || p.stopped)
+            .await
+            .map(|p| p.written >= seq)
+            .unwrap_or(false);
+        if reached {
+            Ok(())
+        } else {
+            Err(self.down_error().unwrap_or(CallError::Closed))
         }
-        Ok(())
     }
 
     /// Queues a notification for the writer task. When the queue is full,
@@ -338,8 +348,8 @@ impl Shared {
             pending.calls.insert(id, tx);
         }
         let remove = RemoveOnDrop { shared: self, id };
+        self.send_frame(&frame)?;
         let outcome = tokio::time::timeout(timeout, async {
-            self.write_frame(&frame).await?;
             rx.await.unwrap_or(Err(CallError::Closed))
         })
         .await;
@@ -401,12 +411,13 @@ impl Shared {
         lock(&self.streams).remove(stream_id);
     }
 
-    /// Closes stdin (EOF for the sidecar); waits for an in-flight write at
-    /// most `bound`.
+    /// Closes stdin (EOF for the sidecar) after what is already handed to
+    /// the writer; waits at most `bound` for that.
     pub async fn close_stdin(&self, bound: Duration) {
-        if let Ok(mut stdin) = tokio::time::timeout(bound, self.stdin.lock()).await {
-            stdin.take();
-        }
+        lock(&self.outbox).close = true;
+        self.outbox_ready.notify_one();
+        let mut progress = self.written.subscribe();
+        let _ = tokio::time::timeout(bound, progress.wait_for(|p| p.stopped)).await;
     }
 
     // ----- inbound -----
@@ -507,7 +518,7 @@ impl Shared {
                 Err(_) => return,
             },
         };
-        let _ = self.write_frame(&frame).await;
+        let _ = self.send_frame(&frame);
     }
 
     async fn serve_request(self: Arc<Self>, request: Request) {
@@ -584,24 +595,6 @@ impl Shared {
             // it sees the end of the channel as an interruption.
             tracing::warn!(plugin = %self.plugin, "stream {stream_id:?} receiver is not keeping up; interrupting it");
             streams.remove(&stream_id);
-        }
-    }
-}
-
-/// Fails the connection if a frame was left half-written (a caller future
-/// dropped mid-write): the byte stream can no longer be parsed.
-struct PartialFrameGuard<'a> {
-    shared: &'a Shared,
-    armed: bool,
-}
-
-impl Drop for PartialFrameGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.shared.fail(Failure::new(
-                FailureKind::Transport,
-                "a frame to the sidecar was interrupted half-written",
-            ));
         }
     }
 }
@@ -700,10 +693,78 @@ async fn run_reader(shared: Arc<Shared>, stdout: ChildStdout) {
     }
 }
 
-async fn run_writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Queued>) {
-    while let Some(item) = rx.recv().await {
-        if shared.write_frame(&item.frame).await.is_err() {
-            return;
+/// The single writer: direct frames first, then queued notifications, as
+/// few write calls as possible. A write that makes no progress for `stall`
+/// fails the connection (which kills the process).
+async fn run_writer(
+    shared: Arc<Shared>,
+    mut stdin: ChildStdin,
+    mut queue: mpsc::Receiver<Queued>,
+    stall: Duration,
+) {
+    const BATCH: usize = 1 << 20;
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let (direct, close) = {
+            let mut outbox = lock(&shared.outbox);
+            buf.append(&mut outbox.bytes);
+            (buf.len() as u64, outbox.close)
+        };
+        while buf.len() < BATCH {
+            match queue.try_recv() {
+                Ok(item) => buf.extend_from_slice(&item.frame),
+                Err(_) => break,
+            }
+        }
+        if buf.is_empty() {
+            if close || shared.is_down() {
+                break;
+            }
+            tokio::select! {
+                _ = shared.outbox_ready.notified() => {}
+                item = queue.recv() => match item {
+                    Some(item) => buf.extend_from_slice(&item.frame),
+                    None => break,
+                },
+            }
+            continue;
+        }
+        if let Err(failure) = write_all_bounded(&mut stdin, &buf, stall).await {
+            shared.fail(failure);
+            break;
+        }
+        buf.clear();
+        if direct > 0 {
+            shared.written.send_modify(|p| p.written += direct);
         }
     }
+    drop(stdin);
+    shared.written.send_modify(|p| p.stopped = true);
+}
+
+async fn write_all_bounded(
+    stdin: &mut ChildStdin,
+    mut bytes: &[u8],
+    stall: Duration,
+) -> Result<(), Failure> {
+    while !bytes.is_empty() {
+        match tokio::time::timeout(stall, stdin.write(bytes)).await {
+            Err(_) => {
+                return Err(Failure::new(
+                    FailureKind::WriteStalled,
+                    format!(
+                        "writing to the sidecar stalled for {stall:?} (it stopped reading stdin)"
+                    ),
+                ));
+            }
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                return Err(Failure::new(
+                    FailureKind::Transport,
+                    "the sidecar's stdin is closed",
+                ));
+            }
+            Ok(Ok(n)) => bytes = &bytes[n..],
+        }
+    }
+    Ok(())
 }

@@ -83,3 +83,30 @@ impl StderrTail {
         redact(text.trim_end()).into_owned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn tail_is_bounded_redacted_and_starts_on_a_line() {
+        let (mut writer, reader) = tokio::io::duplex(4096);
+        let (tail, task) = StderrTail::spawn("p", reader);
+        let filler = "log line that is long enough to matter\n".repeat(1000);
+        writer.write_all(filler.as_bytes()).await.unwrap();
+        writer
+            .write_all(b"last: token=abc123 and ghp_0123456789abcdefghijABCDEFGHIJ012345\n")
+            .await
+            .unwrap();
+        drop(writer);
+        task.await.unwrap();
+        let text = tail.text();
+        assert!(text.len() <= STDERR_TAIL_BYTES);
+        assert!(text.starts_with("log line"), "{:?}", &text[..40]);
+        assert!(
+            text.ends_with("last: token=[REDACTED] and [REDACTED]"),
+            "{text:?}"
+        );
+    }
+}

@@ -7,13 +7,21 @@ argv[1]:
   null-result        answer initialize with "result": null.
   trailing-garbage   answer initialize with a valid frame followed by junk on
                      the same line (unparsable as one JSON value).
+  crlf               a well-behaved sidecar that ends lines with CRLF, pads
+                     them with spaces and sends blank lines between frames.
 """
 import json
 import sys
 
 
+CRLF = sys.argv[1] == "crlf"
+
+
 def send(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    line = json.dumps(obj, separators=(",", ":"))
+    if CRLF:
+        line = "\r\n  \r\n\n " + line + " \t\r"
+    sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
@@ -52,7 +60,10 @@ while True:
     if msg.get("method") == "extension/shutdown":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"accepted": True}})
         sys.exit(0)
-    if msg.get("method") == "extension/intercept":
+    if msg.get("method") == "extension/intercept" and CRLF:
+        send({"jsonrpc": "2.0", "id": msg["id"],
+              "result": {"decision": "block", "reason": "crlf ok"}})
+    elif msg.get("method") == "extension/intercept":
         send({"jsonrpc": "2.0", "id": "7", "method": "host/content/read",
               "params": {"contentRef": "content_000000000000000000000000", "offset": 0}})
         answer = read()

@@ -694,7 +694,7 @@ async fn sidecar_ignoring_shutdown_is_killed() {
     assert_eq!(report.accepted, None);
     assert!(!report.exited_in_grace);
     assert!(report.reaped);
-    assert!(group_members(group).is_empty());
+    eventually("killed group is gone", || group_members(group).is_empty()).await;
     // Idempotent.
     assert_eq!(sidecar.shutdown().await, report);
     let err = sidecar

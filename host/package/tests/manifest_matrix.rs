@@ -284,7 +284,7 @@ fn unknown_fields_at_every_depth_are_all_reported_at_once() {
             "mcpServers": {"m": {"command": "./m", "x14": 1}}
         },
         "runtime": {
-            "command": "./run",
+            "command": "./run.wasm",
             "x15": 1,
             "sandbox": {"network": false},
             "capabilities": ["tools"],
@@ -312,7 +312,7 @@ fn unknown_fields_at_every_depth_are_all_reported_at_once() {
         ),
         ("contributes.mcpServers.m.x14", "contributes.mcpServers.m"),
         ("runtime.x15", "runtime"),
-        ("runtime.sandbox", "runtime"),
+        ("runtime.sandbox.network", "runtime.sandbox"),
         ("runtime.tools[0].x16", "runtime.tools[0]"),
     ];
     for (path, container) in want {
@@ -636,9 +636,9 @@ fn manifest_v2_runtime_validation() {
             "runtime.timeoutMillis -1 must not be negative",
         ),
         (
-            "sandbox not in spec",
+            "sandbox on a native runtime",
             r#"{"command": "./run", "sandbox": {}}"#,
-            r#"runtime: json: unknown field "sandbox""#,
+            "runtime.sandbox applies only to a wasm runtime",
         ),
         (
             "tool name too long",

@@ -34,6 +34,24 @@ pub struct RuntimePlanInfo {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
     pub full_trust: bool,
+    /// Present for a wasm component runtime: what its sandbox lets it touch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxPlanInfo>,
+}
+
+/// What a sandboxed (wasm) runtime may touch.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxPlanInfo {
+    /// The installed package, mounted read-only.
+    pub plugin_root: String,
+    /// Its own data directory, read-write.
+    pub data_dir: String,
+    /// The only environment variables it sees (names from `runtime.env`).
+    pub env: Vec<String>,
+    pub network: bool,
+    #[serde(rename = "memoryMiB")]
+    pub memory_mib: u32,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -317,7 +335,18 @@ fn compatibility_str(pkg: &LoadedPackage) -> &'static str {
 
 /// The runtime block of a native package, for the plan and `show`.
 pub fn runtime_info(pkg: &LoadedPackage) -> Option<RuntimePlanInfo> {
-    let rt = pkg.native.as_ref()?.runtime.as_ref()?;
+    let manifest = pkg.native.as_ref()?;
+    let rt = manifest.runtime.as_ref()?;
+    let sandbox = rt.is_wasm().then(|| SandboxPlanInfo {
+        plugin_root: "read-only".into(),
+        data_dir: format!("$REASONIX_HOME/data/{}/ (read-write)", manifest.name),
+        env: rt.env.keys().cloned().collect(),
+        network: false,
+        memory_mib: crate::runtime::wasm::InstanceLimits::from_manifest(
+            rt.sandbox.and_then(|s| s.memory_mib),
+        )
+        .memory_mib,
+    });
     Some(RuntimePlanInfo {
         command: rt.command.clone(),
         args: rt.args.clone(),
@@ -325,8 +354,18 @@ pub fn runtime_info(pkg: &LoadedPackage) -> Option<RuntimePlanInfo> {
         replaces: rt.replaces.clone(),
         capabilities: rt.capabilities.clone(),
         tools: rt.tools.iter().map(|t| t.name.clone()).collect(),
-        full_trust: true,
+        full_trust: sandbox.is_none(),
+        sandbox,
     })
+}
+
+/// The environment a sandboxed runtime sees, for display.
+pub fn env_names(env: &[String]) -> String {
+    if env.is_empty() {
+        "no environment variables".into()
+    } else {
+        format!("only the environment variables {}", env.join(", "))
+    }
 }
 
 /// `command args…` as one display line.
@@ -440,10 +479,19 @@ pub fn plugin_action(input: ActionInput<'_>) -> Result<PluginAction, InstallErro
     }
     if let Some(rt) = &runtime {
         a.risk_level = "high".into();
-        a.risk_reasons.push(format!(
-            "FULL TRUST: declares a runtime process ({}) that runs inside Reasonix — it can read the full session and environment, bypass permissions, and operate this machine directly",
-            runtime_command_line(rt)
-        ));
+        match &rt.sandbox {
+            None => a.risk_reasons.push(format!(
+                "FULL TRUST: declares a runtime process ({}) that runs inside Reasonix — it can read the full session and environment, bypass permissions, and operate this machine directly",
+                runtime_command_line(rt)
+            )),
+            Some(sandbox) => a.risk_reasons.push(format!(
+                "SANDBOXED: declares a wasm component ({}) that runs inside Reasonix's sandbox — it sees the session payloads of the points it intercepts and may block or rewrite them, but may only tighten permissions; it can read its plugin root, write only {}, sees {}, has no network and at most {} MiB of memory",
+                runtime_command_line(rt),
+                sandbox.data_dir,
+                env_names(&sandbox.env),
+                sandbox.memory_mib
+            )),
+        }
     }
     a.runtime = runtime;
     Ok(a)

@@ -14,11 +14,12 @@ use reasonix_protocol::types::{CapabilityWire, RequirementWire};
 use reasonix_sidecar::{Guard, LaunchSpec, ManifestCeiling};
 use sha2::{Digest, Sha256};
 
-use super::generation::{RuntimeCandidate, RuntimeStarter, StartContext};
+use super::generation::{RuntimeCandidate, RuntimeStarter};
 use super::native::NativeStarter;
 use super::tools::ToolSpec;
 use super::ui::UiHub;
-use super::{BoxFuture, ExtensionRuntime};
+use super::wasm::{ComponentCache, InstanceLimits, SandboxPolicy, WasmStarter};
+use crate::home::ReasonixHome;
 
 /// An installed, enabled plugin as the registry records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,25 +86,13 @@ fn fingerprint(root: &Path, manifest_path: &str, tree_digest: Option<&str>) -> S
     hex::encode(hasher.finalize())
 }
 
-/// A runtime kind this build cannot start.
-struct Unavailable(String);
-
-impl RuntimeStarter for Unavailable {
-    fn start(
-        &self,
-        _context: StartContext,
-    ) -> BoxFuture<'_, Result<Arc<dyn ExtensionRuntime>, String>> {
-        let why = self.0.clone();
-        Box::pin(async move { Err(why) })
-    }
-}
-
 /// The candidate for one installed plugin: `Ok(None)` when it has no runtime.
 pub(crate) fn candidate(
     plugin: &InstalledPlugin,
     package: &LoadedPackage,
     guard: &Guard,
     hub: &Arc<UiHub>,
+    home: &ReasonixHome,
 ) -> Result<Option<RuntimeCandidate>, String> {
     let Some(manifest) = package.native.as_ref() else {
         return Ok(None);
@@ -123,6 +112,25 @@ pub(crate) fn candidate(
         command: command.program,
         args: command.args,
         env: runtime.env.clone(),
+    };
+    let ceiling = ceiling(&plugin.name, manifest, runtime);
+    // A `.wasm` command runs sandboxed inside the host, never as a process.
+    let starter: Box<dyn RuntimeStarter> = if runtime.is_wasm() {
+        Box::new(WasmStarter::new(
+            PathBuf::from(&spec.command),
+            ceiling,
+            SandboxPolicy::for_plugin(home.root(), &plugin.name, &plugin.root, runtime.env.clone()),
+            InstanceLimits::from_manifest(runtime.sandbox.and_then(|s| s.memory_mib)),
+            Some(ComponentCache::in_home(home.root())),
+            Arc::clone(hub),
+        ))
+    } else {
+        Box::new(NativeStarter::new(
+            spec,
+            ceiling,
+            guard.clone(),
+            Arc::clone(hub),
+        ))
     };
     let tools = runtime
         .tools
@@ -146,22 +154,6 @@ pub(crate) fn candidate(
             &package.manifest_path,
             plugin.tree_digest.as_deref(),
         ),
-        starter: if spec.command.ends_with(".wasm") {
-            // The seam for sandboxed component runtimes: they implement the
-            // same `ExtensionRuntime` trait behind their own starter. Until
-            // one is built in, the plugin fails to start (required) or
-            // degrades (optional) like any runtime that cannot start.
-            Box::new(Unavailable(format!(
-                "runtime.command names a WebAssembly component ({}); this build has no component runtime",
-                spec.command
-            )))
-        } else {
-            Box::new(NativeStarter::new(
-                spec,
-                ceiling(&plugin.name, manifest, runtime),
-                guard.clone(),
-                Arc::clone(hub),
-            ))
-        },
+        starter,
     }))
 }

@@ -20,6 +20,7 @@ pub mod slots;
 pub(crate) mod testing;
 pub mod tools;
 pub mod ui;
+pub mod wasm;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -56,7 +56,7 @@ impl CandidateSource for RegistrySource {
         let mut out = Vec::new();
         for (plugin, package) in self.enabled()? {
             if let Some(candidate) =
-                installed::candidate(&plugin, &package, &self.guard, &self.hub)?
+                installed::candidate(&plugin, &package, &self.guard, &self.hub, &self.home)?
             {
                 out.push(candidate);
             }

@@ -24,8 +24,8 @@ pub use hooks::{HOOK_SHELLS, HookEntry};
 pub use issue::{IssueKind, ManifestError, ManifestIssue};
 pub use mcp::McpServerEntry;
 pub use runtime::{
-    ExpandedCommand, MAX_TIMEOUT_MILLIS, PLUGIN_ROOT_VAR, PRIORITY_RANGE, RuntimeSpec, ToolSpec,
-    valid_tool_name,
+    ExpandedCommand, MAX_TIMEOUT_MILLIS, PLUGIN_ROOT_VAR, PRIORITY_RANGE, RuntimeSpec,
+    SANDBOX_MEMORY_CEILING_MIB, SandboxSpec, ToolSpec, valid_tool_name,
 };
 
 use issue::Issues;

@@ -16,6 +16,10 @@ pub const PLUGIN_ROOT_VAR: &str = "${REASONIX_PLUGIN_ROOT}";
 /// Lowest and highest interceptor priority.
 pub const PRIORITY_RANGE: (i64, i64) = (-1000, 1000);
 
+/// The most memory a manifest may grant a wasm runtime
+/// (`runtime.sandbox.memoryMiB`); the host's default is 64 MiB.
+pub const SANDBOX_MEMORY_CEILING_MIB: u32 = 512;
+
 /// The host's ceiling for a runtime's intercept budget (60 s).
 pub const MAX_TIMEOUT_MILLIS: u64 =
     reasonix_protocol::points::MAX_INTERCEPT_TIMEOUT.as_millis() as u64;
@@ -43,6 +47,19 @@ pub struct RuntimeSpec {
     pub capabilities: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// Limits of a wasm component runtime; only valid when `command`
+    /// names a `.wasm` file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSpec>,
+}
+
+/// `runtime.sandbox`: what a sandboxed (wasm) runtime may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxSpec {
+    /// Linear memory of one instance, 1..=[`SANDBOX_MEMORY_CEILING_MIB`].
+    #[serde(rename = "memoryMiB", skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u32>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -69,6 +86,14 @@ pub struct ExpandedCommand {
 }
 
 impl RuntimeSpec {
+    /// Whether `command` names a wasm component (`.wasm`, any case), which
+    /// the host runs sandboxed instead of as a process.
+    pub fn is_wasm(&self) -> bool {
+        Path::new(&self.command)
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("wasm"))
+    }
+
     /// The intercept budget the host applies: `None` for the per-point
     /// defaults, otherwise the declared value clamped to 60 s.
     pub fn timeout_millis(&self) -> Option<u64> {
@@ -106,7 +131,7 @@ impl RuntimeSpec {
     }
 }
 
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "command",
     "args",
     "env",
@@ -117,7 +142,10 @@ const FIELDS: [&str; 10] = [
     "replaces",
     "capabilities",
     "tools",
+    "sandbox",
 ];
+
+const SANDBOX_FIELDS: [&str; 1] = ["memoryMiB"];
 
 const TOOL_FIELDS: [&str; 4] = ["name", "description", "inputSchema", "readOnly"];
 
@@ -223,6 +251,9 @@ pub(crate) fn read_runtime(issues: &mut Issues, value: &Value) -> Option<Runtime
         }
     }
     let tools = read_tools(issues, &obj, &capabilities);
+    let sandbox = obj
+        .value("sandbox")
+        .and_then(|value| read_sandbox(issues, value, &command));
     Some(RuntimeSpec {
         command,
         args,
@@ -234,7 +265,39 @@ pub(crate) fn read_runtime(issues: &mut Issues, value: &Value) -> Option<Runtime
         replaces,
         capabilities,
         tools,
+        sandbox,
     })
+}
+
+fn read_sandbox(issues: &mut Issues, value: &Value, command: &str) -> Option<SandboxSpec> {
+    let path = "runtime.sandbox";
+    let obj = strict_object(issues, value, path, &SANDBOX_FIELDS)?;
+    let is_wasm = Path::new(command)
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("wasm"));
+    if !is_wasm {
+        issues.push(
+            path,
+            IssueKind::InvalidValue,
+            "runtime.sandbox applies only to a wasm runtime (runtime.command naming a .wasm component); a native sidecar is not sandboxed",
+        );
+    }
+    let memory_mib = obj.int(issues, "memoryMiB").and_then(|mib| {
+        let max = i64::from(SANDBOX_MEMORY_CEILING_MIB);
+        if (1..=max).contains(&mib) {
+            u32::try_from(mib).ok()
+        } else {
+            issues.push(
+                "runtime.sandbox.memoryMiB",
+                IssueKind::InvalidValue,
+                format!(
+                    "runtime.sandbox.memoryMiB {mib} out of range [1, {max}] (the host ceiling)"
+                ),
+            );
+            None
+        }
+    });
+    Some(SandboxSpec { memory_mib })
 }
 
 fn read_tools(

@@ -108,3 +108,84 @@ fn plugin_name_rule() {
         assert!(!valid_plugin_name(bad), "{bad}");
     }
 }
+
+#[test]
+fn a_wasm_runtime_may_set_its_sandbox_memory() {
+    let m = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"${REASONIX_PLUGIN_ROOT}/ext.WASM","sandbox":{"memoryMiB":128}}}"#,
+    )
+    .unwrap();
+    let runtime = m.runtime.unwrap();
+    assert!(runtime.is_wasm());
+    assert_eq!(
+        runtime.sandbox,
+        Some(SandboxSpec {
+            memory_mib: Some(128)
+        })
+    );
+    let m = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"${REASONIX_PLUGIN_ROOT}/ext.wasm","sandbox":{}}}"#,
+    )
+    .unwrap();
+    assert_eq!(m.runtime.unwrap().sandbox, Some(SandboxSpec::default()));
+}
+
+#[test]
+fn sandbox_memory_must_stay_within_the_host_ceiling() {
+    for (mib, ok) in [
+        ("0", false),
+        ("1", true),
+        ("512", true),
+        ("513", false),
+        ("-4", false),
+    ] {
+        let text = format!(
+            r#"{{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+                "runtime":{{"command":"/p/ext.wasm","sandbox":{{"memoryMiB":{mib}}}}}}}"#
+        );
+        match parse(&text) {
+            Ok(_) => assert!(ok, "{mib} was accepted"),
+            Err(err) => {
+                assert!(!ok, "{mib} was refused: {err:?}");
+                assert_eq!(err.issues[0].path, "runtime.sandbox.memoryMiB");
+                assert!(err.issues[0].message.contains("[1, 512]"), "{err:?}");
+            }
+        }
+    }
+    let err = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"/p/ext.wasm","sandbox":{"memoryMiB":"lots"}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(err.issues[0].path, "runtime.sandbox.memoryMiB");
+}
+
+#[test]
+fn sandbox_is_only_for_wasm_runtimes_and_strict() {
+    let err = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"/p/bin/sidecar","sandbox":{"memoryMiB":64}}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(err.issues[0].path, "runtime.sandbox");
+    assert!(
+        err.issues[0].message.contains("only to a wasm runtime"),
+        "{err:?}"
+    );
+    let err = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"/p/ext.wasm","sandbox":{"memoryMib":64,"network":true}}}"#,
+    )
+    .unwrap_err();
+    let paths: Vec<&str> = err.issues.iter().map(|i| i.path.as_str()).collect();
+    assert!(paths.contains(&"runtime.sandbox.network"), "{paths:?}");
+    assert!(!parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x","runtime":{"command":"/p/bin/sidecar"}}"#
+    )
+    .unwrap()
+    .runtime
+    .unwrap()
+    .is_wasm());
+}

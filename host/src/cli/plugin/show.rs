@@ -24,7 +24,9 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
-/// The prominent block shown for any package that declares a runtime.
+/// The prominent block shown for any package that declares a runtime:
+/// FULL TRUST for a native sidecar, SANDBOXED (and what it may touch) for a
+/// wasm component.
 pub fn full_trust_block(rt: &RuntimePlanInfo, indent: &str) -> String {
     let list = |v: &[String]| {
         if v.is_empty() {
@@ -33,9 +35,32 @@ pub fn full_trust_block(rt: &RuntimePlanInfo, indent: &str) -> String {
             v.join(", ")
         }
     };
-    let mut out = format!(
-        "{indent}FULL TRUST: this plugin runs a code extension outside the sandbox with your full environment; it can read the whole session, bypass permissions and operate this machine\n"
-    );
+    let mut out = match &rt.sandbox {
+        None => format!(
+            "{indent}FULL TRUST: this plugin runs a code extension outside the sandbox with your full environment; it can read the whole session, bypass permissions and operate this machine\n"
+        ),
+        Some(sandbox) => {
+            let mut block = format!(
+                "{indent}SANDBOXED: this plugin runs a wasm component inside Reasonix's sandbox; it sees the payloads of the points it intercepts and may block or rewrite them, but may only tighten permission decisions\n"
+            );
+            block.push_str(&format!("{indent}  plugin root: {}\n", sandbox.plugin_root));
+            block.push_str(&format!("{indent}  data dir: {}\n", sandbox.data_dir));
+            block.push_str(&format!(
+                "{indent}  environment: {}\n",
+                if sandbox.env.is_empty() {
+                    "none".to_string()
+                } else {
+                    sandbox.env.join(", ")
+                }
+            ));
+            block.push_str(&format!("{indent}  network: none\n"));
+            block.push_str(&format!(
+                "{indent}  memory limit: {} MiB\n",
+                sandbox.memory_mib
+            ));
+            block
+        }
+    };
     out.push_str(&format!(
         "{indent}  command: {}\n",
         crate::install::plan::runtime_command_line(rt)

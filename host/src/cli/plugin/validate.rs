@@ -213,7 +213,14 @@ fn success_text(pkg: &LoadedPackage) -> String {
             let _ = writeln!(out, "  runtime: none");
         }
         Some(rt) => {
-            let _ = writeln!(out, "  runtime: FULL TRUST (runs outside the sandbox)");
+            if rt.is_wasm() {
+                let _ = writeln!(
+                    out,
+                    "  runtime: SANDBOXED (wasm component: plugin root read-only, its data dir read-write, no network)"
+                );
+            } else {
+                let _ = writeln!(out, "  runtime: FULL TRUST (runs outside the sandbox)");
+            }
             let mut cmd = rt.command.clone();
             for a in &rt.args {
                 cmd.push(' ');

@@ -1,0 +1,194 @@
+//! One live component instance: its `Store`, its sandbox state and the
+//! discipline of a call (deadline, limiter reset, trap classification).
+//!
+//! After a trap wasmtime refuses to enter the instance again, so the owner
+//! drops an [`Instance`] whose call failed with a poisoning error and builds
+//! a fresh one before the next call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reasonix_protocol::ErrorReason;
+use reasonix_protocol::types as wire;
+use wasmtime::Store;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::ComponentPre;
+use super::engine::{WasmEngine, deadline_ticks};
+use super::error::WasmError;
+use super::limits::{CallKind, InstanceLimits, Limiter, classify_trap};
+use super::sandbox::{GuestLog, SandboxPolicy};
+use super::v2_0;
+
+/// Budget for instantiation itself (start functions, data segments).
+pub const INSTANTIATE_BUDGET: Duration = Duration::from_secs(5);
+
+/// Serves `host-ui.publish` / `host-ui.request` for a component. Params
+/// arrive decoded and validated; an `Err` goes back to the guest as its
+/// `extension-error`. Without a bridge the host has no UI and answers
+/// `unknown-method`.
+pub trait UiBridge: Send + Sync {
+    fn publish(
+        &self,
+        plugin: &str,
+        params: wire::UIPublishParams,
+    ) -> Result<wire::UIPublishResult, (ErrorReason, Option<String>)>;
+
+    fn request(
+        &self,
+        plugin: &str,
+        params: wire::UIRequestParams,
+    ) -> Result<wire::UIRequestResult, (ErrorReason, Option<String>)>;
+}
+
+/// A provider-stream notification the guest emitted during a call.
+#[derive(Debug, Clone)]
+pub(crate) enum Emission {
+    Chunk(Box<wire::StreamChunkParams>),
+    End(wire::StreamEndParams),
+    /// A chunk that does not satisfy the contract.
+    Invalid {
+        stream_id: String,
+        why: String,
+    },
+}
+
+/// The data of one instance's store.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: Limiter,
+    pub(crate) log: GuestLog,
+    pub(crate) plugin_id: Arc<str>,
+    /// The handshake is complete (`initialized` was delivered).
+    pub(crate) ready: bool,
+    /// The first host import called before `initialized`.
+    pub(crate) barrier_violation: Option<&'static str>,
+    /// Stream notifications of the current call, delivered after it returns.
+    pub(crate) emitted: Vec<Emission>,
+    pub(crate) ui: Option<Arc<dyn UiBridge>>,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// How a call into the guest failed before it was classified.
+pub(crate) enum CallError {
+    /// A trap or host-side failure inside wasmtime.
+    Trap(wasmtime::Error),
+    /// The guest's own `extension-error`.
+    Guest(ErrorReason, Option<String>),
+    /// The guest answered something the contract does not allow.
+    Invalid(String),
+}
+
+/// The version-specific bindings of an instance.
+pub(crate) enum Bindings {
+    V2_0(v2_0::Bindings),
+}
+
+impl Bindings {
+    /// The 2.0 view. Every adapter is 2.0-compatible, so later variants
+    /// will convert here rather than add arms at every call site.
+    pub(crate) fn v2(&self) -> &v2_0::Bindings {
+        match self {
+            Bindings::V2_0(b) => b,
+        }
+    }
+}
+
+/// Everything needed to make instances of one component.
+pub(crate) struct InstanceRecipe {
+    pub(crate) engine: &'static WasmEngine,
+    pub(crate) pre: ComponentPre,
+    pub(crate) policy: SandboxPolicy,
+    pub(crate) limits: InstanceLimits,
+    pub(crate) log: GuestLog,
+    pub(crate) plugin_id: Arc<str>,
+    pub(crate) ui: Option<Arc<dyn UiBridge>>,
+}
+
+/// A live instance.
+pub(crate) struct Instance {
+    store: Store<HostState>,
+    bindings: Bindings,
+}
+
+impl Instance {
+    pub(crate) fn new(recipe: &InstanceRecipe) -> Result<Instance, WasmError> {
+        let state = HostState {
+            wasi: recipe.policy.wasi_context(&recipe.log)?,
+            table: ResourceTable::new(),
+            limiter: Limiter::new(recipe.limits),
+            log: recipe.log.clone(),
+            plugin_id: recipe.plugin_id.clone(),
+            ready: false,
+            barrier_violation: None,
+            emitted: Vec::new(),
+            ui: recipe.ui.clone(),
+        };
+        let mut store = Store::new(recipe.engine.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.set_epoch_deadline(deadline_ticks(INSTANTIATE_BUDGET));
+        store.epoch_deadline_trap();
+        let bindings = match &recipe.pre {
+            ComponentPre::V2_0(pre) => v2_0::Bindings::instantiate(pre, &mut store)
+                .map(Bindings::V2_0)
+                .map_err(|e| instantiate_error(e, &store))?,
+        };
+        Ok(Instance { store, bindings })
+    }
+
+    /// Run one export call under `budget`. A poisoning error means the
+    /// instance must be dropped.
+    pub(crate) fn call<T>(
+        &mut self,
+        kind: CallKind,
+        budget: Duration,
+        f: impl FnOnce(&v2_0::Bindings, &mut Store<HostState>) -> Result<T, CallError>,
+    ) -> Result<T, WasmError> {
+        self.store.data_mut().limiter.refused = None;
+        self.store.set_epoch_deadline(deadline_ticks(budget));
+        let outcome = f(self.bindings.v2(), &mut self.store);
+        outcome.map_err(|error| match error {
+            CallError::Trap(error) => classify_trap(
+                &error,
+                kind,
+                self.store.data().limiter.refused.as_deref(),
+                budget,
+            ),
+            CallError::Guest(reason, message) => WasmError::rejected(reason, message),
+            CallError::Invalid(message) => {
+                WasmError::protocol(format!("{}: {message}", kind.name()))
+            }
+        })
+    }
+
+    pub(crate) fn state(&mut self) -> &mut HostState {
+        self.store.data_mut()
+    }
+}
+
+fn instantiate_error(error: CallError, store: &Store<HostState>) -> WasmError {
+    let message = match error {
+        CallError::Trap(error) => {
+            classify_trap(
+                &error,
+                CallKind::Initialize,
+                store.data().limiter.refused.as_deref(),
+                INSTANTIATE_BUDGET,
+            )
+            .message
+        }
+        CallError::Guest(reason, message) => message.unwrap_or_else(|| reason.message().into()),
+        CallError::Invalid(message) => message,
+    };
+    WasmError::load(format!("instantiation failed: {message}"))
+}
