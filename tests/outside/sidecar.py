@@ -175,6 +175,8 @@ def handle(msg):
             log("hanging")
             while True:
                 time.sleep(60)
+        if "bad_ref" in MODE:
+            request("host/content/read", {"contentRef": "content_000000000000000000000000", "offset": 0})
         if "unknown_reply" in MODE:
             send({"jsonrpc": "2.0", "id": 4242, "result": {"decision": "continue"}})
         result = decide(params)
