@@ -251,7 +251,6 @@ fn tools_providers_and_ui_actions_outside_the_manifest_fail_the_handshake() {
 }
 
 #[test]
-#[ignore = "deviation: §4.3.10 says rules 4–9 fail with capability_not_declared; the startup error does not name that reason"]
 fn undeclared_capability_failure_names_capability_not_declared() {
     for mode in ["undeclared_tool", "undeclared_provider", "undeclared_ui"] {
         let run = undeclared(mode);

@@ -166,7 +166,8 @@ impl fmt::Display for StartStage {
 /// reaped when this is returned.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "sidecar {plugin} failed at {stage} after {elapsed:?}: {detail}{}",
+    "sidecar {plugin} failed at {stage} after {elapsed:?}{}: {detail}{}",
+    reason_suffix(reason),
     tail_suffix(stderr_tail)
 )]
 pub struct StartError {
@@ -180,6 +181,14 @@ pub struct StartError {
     pub detail: String,
     /// Redacted last 16 KiB of the sidecar's stderr.
     pub stderr_tail: String,
+}
+
+/// The protocol reason code, so a person (and a log search) sees which row
+/// of the frozen error table the failure is.
+fn reason_suffix(reason: &Option<ErrorReason>) -> String {
+    reason
+        .map(|r| format!(" [{}]", r.as_str()))
+        .unwrap_or_default()
 }
 
 fn tail_suffix(tail: &str) -> String {

@@ -2,7 +2,7 @@
 //! own module. Exit codes: 0 success, 1 the operation failed, 2 usage error.
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod dev;
 pub mod plugin;
@@ -23,8 +23,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Install, inspect and manage plugin packages.
-    #[command(subcommand)]
-    Plugin(plugin::PluginCommand),
+    Plugin(plugin::PluginArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -34,7 +33,26 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Plugin(cmd) => plugin::run(cmd),
+        Command::Plugin(args) => match args.command {
+            Some(plugin::PluginCommand::Unknown(words)) => {
+                let name = words.first().map(String::as_str).unwrap_or_default();
+                eprintln!("unknown plugin command {name:?}\n\n{}", plugin_usage());
+                ExitCode::from(2)
+            }
+            Some(cmd) => plugin::run(cmd),
+            // A bare `reasonix plugin` is a request for help (§a.3): usage on stderr, exit 0.
+            None => {
+                eprintln!("{}", plugin_usage());
+                ExitCode::SUCCESS
+            }
+        },
         Command::Dev(cmd) => dev::run(cmd),
     }
+}
+
+fn plugin_usage() -> String {
+    let mut cli = Cli::command();
+    cli.find_subcommand_mut("plugin")
+        .map(|plugin| plugin.render_help().to_string())
+        .unwrap_or_default()
 }

@@ -13,8 +13,19 @@ mod show;
 mod toggle;
 mod validate;
 
+/// `reasonix plugin [COMMAND]`: without a command it prints its usage.
+#[derive(Debug, clap::Args)]
+#[command(bin_name = "reasonix plugin")]
+pub struct PluginArgs {
+    #[command(subcommand)]
+    pub command: Option<PluginCommand>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
+    /// Any other word: answered with `unknown plugin command "x"` and the usage (exit 2).
+    #[command(external_subcommand)]
+    Unknown(Vec<String>),
     /// Check a plugin directory's manifest without installing anything.
     Validate(validate::ValidateArgs),
     Install(install::InstallArgs),
@@ -32,6 +43,7 @@ pub enum PluginCommand {
 
 pub fn run(cmd: PluginCommand) -> ExitCode {
     match cmd {
+        PluginCommand::Unknown(_) => ExitCode::from(2),
         PluginCommand::Validate(args) => validate::run(args),
         PluginCommand::Install(args) => install::run(args),
         PluginCommand::List(args) => list::run(args),
