@@ -1,6 +1,7 @@
 //! Dispatcher benchmarks (run: `cargo bench -p reasonix --bench dispatch`).
 //!
-//! - `intercept/nil`: a hook point with no code runtime installed.
+//! - `intercept/nil`, `intercept/nil_observe`: a hook point with no code
+//!   runtime installed (the payload is built outside the measurement).
 //! - `intercept/sidecars_1` and `_4`: one `input.receive` dispatched through a
 //!   chain of 1 or 4 real sidecar interceptors (the scripted test sidecar,
 //!   answering `continue`), next to `intercept/echo_floor`: one 100-byte
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group};
+use criterion::{BatchSize, Criterion, criterion_group};
 use reasonix::home::ReasonixHome;
 use reasonix::registry::{PluginRegistry, RegistryEntry};
 use reasonix::runtime::Dispatcher;
@@ -166,11 +167,20 @@ fn intercept(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(4));
 
     let nil = Dispatcher::nil();
+    // The payload is built outside the measurement: only dispatch is timed.
     g.bench_function("nil", |b| {
-        b.iter(|| {
-            let ruling = poll_once(nil.intercept(HookPoint::InputReceive, payload())).unwrap();
-            std::hint::black_box(ruling);
-        })
+        b.iter_batched(
+            payload,
+            |payload| {
+                let ruling = poll_once(nil.intercept(HookPoint::InputReceive, payload)).unwrap();
+                std::hint::black_box(ruling)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("nil_observe", |b| {
+        let payload = payload();
+        b.iter(|| nil.observe(HookPoint::InputReceive, std::hint::black_box(&payload)))
     });
 
     let frame = format!(

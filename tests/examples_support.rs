@@ -58,11 +58,11 @@ fn build(name: &str, kind: Kind) -> PathBuf {
             build_target_dir().join("debug").join(name)
         }
         Kind::Component => {
-            cmd.args(["--target", "wasm32-wasip2"])
-                .env("CARGO_PROFILE_DEV_DEBUG", "0");
+            // As examples/build does: the small `component` profile.
+            cmd.args(["--target", "wasm32-wasip2", "--profile", "component"]);
             build_target_dir()
                 .join("wasm32-wasip2")
-                .join("debug")
+                .join("component")
                 .join(format!("{}.wasm", package.replace('-', "_")))
         }
     };

@@ -11,7 +11,6 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -19,6 +18,7 @@ use serde_json::Value;
 
 use crate::install::error::{ErrorCode, InstallError, InstallResult};
 use crate::install::gojson;
+use crate::install::listing::sorted_entries;
 use crate::registry::is_valid_name;
 
 /// Packed bytes are capped at 64 MiB.
@@ -117,11 +117,7 @@ fn collect(
     prefix: &str,
     out: &mut Vec<(String, std::path::PathBuf)>,
 ) -> InstallResult<()> {
-    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)
-        .map_err(|e| InstallError::io("read directory", dir, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| InstallError::io("read directory", dir, e))?;
-    entries.sort_by(|a, b| a.file_name().as_bytes().cmp(b.file_name().as_bytes()));
+    let entries = sorted_entries(dir)?;
     for entry in entries {
         let file = entry.file_name().to_string_lossy().into_owned();
         let rel = if prefix.is_empty() {

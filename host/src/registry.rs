@@ -17,6 +17,9 @@ use crate::install::error::{ErrorCode, InstallError, InstallResult};
 use crate::install::pause::pause_at;
 use crate::install::snapshot::sync_dir;
 
+/// The plugin name rule `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`, as the package reader applies it.
+pub use reasonix_package::inventory::names::is_valid_name;
+
 /// One installed package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,17 +102,6 @@ impl RegistryLock {
             .map_err(|e| InstallError::io("lock", &path, e))?;
         Ok(Self { _file: file })
     }
-}
-
-/// `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`
-pub fn is_valid_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 64
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 impl PluginRegistry {

@@ -23,7 +23,6 @@ fn build_component() -> Vec<u8> {
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(workspace_root())
         .env("CARGO_TARGET_DIR", &target)
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .args([
             "build",
             "-q",
@@ -32,6 +31,8 @@ fn build_component() -> Vec<u8> {
             "reasonix-example-starter-wasm",
             "--target",
             "wasm32-wasip2",
+            "--profile",
+            "component",
         ])
         .output()
         .expect("run cargo");
@@ -40,7 +41,7 @@ fn build_component() -> Vec<u8> {
         "building the component failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::read(target.join("wasm32-wasip2/debug/reasonix_example_starter_wasm.wasm"))
+    std::fs::read(target.join("wasm32-wasip2/component/reasonix_example_starter_wasm.wasm"))
         .expect("the component was written")
 }
 

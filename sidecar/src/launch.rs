@@ -9,6 +9,7 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::sync::mpsc;
 
+use reasonix_protocol::shells::NEVER_A_SHELL;
 use rustix::process::{Pid, Signal};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
@@ -17,20 +18,6 @@ use crate::guard::GUARD_MARKER;
 
 /// The placeholder expanded in `command` and `args`.
 pub const PLUGIN_ROOT_PLACEHOLDER: &str = "${REASONIX_PLUGIN_ROOT}";
-
-/// Shell basenames that are never executed, compared case-insensitively with
-/// an optional `.exe` suffix removed.
-const SHELLS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "fish",
-    "dash",
-    "ksh",
-    "cmd",
-    "powershell",
-    "pwsh",
-];
 
 /// What starts one sidecar.
 ///
@@ -167,12 +154,17 @@ fn no_nul(field: &str, value: &str) -> Result<(), LaunchError> {
     }
 }
 
-/// The shell a command names, if any.
+/// The shell a command names, if any: its basename compared
+/// case-insensitively with the protocol's list, an optional `.exe` suffix
+/// removed on both sides (so `bash.exe` is refused too).
 fn shell_name(command: &str) -> Option<String> {
     let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
     let lower = base.to_ascii_lowercase();
     let stem = lower.strip_suffix(".exe").unwrap_or(&lower);
-    SHELLS.contains(&stem).then(|| base.to_owned())
+    NEVER_A_SHELL
+        .iter()
+        .any(|shell| shell.strip_suffix(".exe").unwrap_or(shell) == stem)
+        .then(|| base.to_owned())
 }
 
 /// A spawned child and the process group that contains it and everything it

@@ -6,8 +6,9 @@
 //! table ([`error`]), the limits ([`limits`]), the 17 methods ([`methods`])
 //! with their params/result types ([`types`]), the 17 hook points and the
 //! replacement slots ([`points`]), the per-point payload DTOs and the
-//! re-validation of replacements ([`payloads`]), and content-reference
-//! helpers ([`content`]).
+//! re-validation of replacements ([`payloads`]), the shells a runtime
+//! command never names ([`shells`]), and content-reference helpers
+//! ([`content`]).
 
 pub mod content;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod limits;
 pub mod methods;
 pub mod payloads;
 pub mod points;
+pub mod shells;
 mod strict;
 pub mod types;
 pub mod validate;

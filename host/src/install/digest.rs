@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::{ErrorCode, InstallError, InstallResult};
 use super::gojson;
+use super::listing::sorted_entries;
 use super::snapshot::COPY_BUDGET_BYTES;
 
 /// Is `s` a well-formed content digest (`sha256:` + 64 lowercase hex)?
@@ -83,11 +84,7 @@ fn walk(
     rel: &mut Vec<u8>,
     visit: &mut dyn FnMut(&[u8], &Path) -> InstallResult<()>,
 ) -> InstallResult<()> {
-    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)
-        .map_err(|e| InstallError::io("read directory", dir, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| InstallError::io("read directory", dir, e))?;
-    entries.sort_by(|a, b| a.file_name().as_bytes().cmp(b.file_name().as_bytes()));
+    let entries = sorted_entries(dir)?;
     for entry in entries {
         let path = entry.path();
         let kind = entry

@@ -12,6 +12,7 @@ pub mod error;
 pub mod github;
 pub mod gojson;
 pub mod installed;
+pub mod listing;
 pub mod marketplace;
 pub mod pause;
 pub mod plan;

@@ -16,6 +16,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::error::{ErrorCode, InstallError, InstallResult};
+use super::listing::sorted_entries;
 use super::progress::Progress;
 
 /// Total bytes a copied package may hold (256 MiB).
@@ -78,11 +79,7 @@ struct CopyState<'a, 'b> {
 
 impl CopyState<'_, '_> {
     fn copy_dir(&mut self, src: &Path, dst: &Path, rel: &Path) -> InstallResult<()> {
-        let mut entries: Vec<fs::DirEntry> = fs::read_dir(src)
-            .map_err(|e| InstallError::io("read directory", src, e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| InstallError::io("read directory", src, e))?;
-        entries.sort_by(|a, b| a.file_name().as_bytes().cmp(b.file_name().as_bytes()));
+        let entries = sorted_entries(src)?;
         for entry in entries {
             let name = entry.file_name();
             let path = entry.path();

@@ -6,7 +6,7 @@ use std::path::Path;
 use unicode_normalization::UnicodeNormalization;
 
 use super::tools::{ToolMapping, map_agent_tool};
-use super::{Discovery, frontmatter, join_rel, names, read_markdown};
+use super::{Discovery, frontmatter, is_markdown, join_rel, names, read_markdown};
 use crate::{Agent, PackageError, SkippedCapability};
 
 /// Claude model aliases: a Reasonix agent with one of these inherits the
@@ -120,10 +120,4 @@ fn read_agent(root: &Path, rel: &str, discovery: &mut Discovery) -> Option<Agent
         tools,
         path: rel.to_owned(),
     })
-}
-
-fn is_markdown(name: &str) -> bool {
-    Path::new(name)
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }

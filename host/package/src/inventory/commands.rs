@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{frontmatter, join_rel, names, read_markdown};
+use super::{
+    file_stem, frontmatter, is_markdown, join_rel, names, read_markdown, sorted_entry_names,
+};
 use crate::Command;
 
 /// Discover commands under each root: `.md` files, recursively; nested
@@ -16,10 +18,7 @@ pub fn discover(root: &Path, roots: &[String], warnings: &mut Vec<String>) -> Ve
         let abs = root.join(rel);
         if abs.is_file() {
             if is_markdown(rel) {
-                let stem = Path::new(rel)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let stem = file_stem(rel);
                 push_command(root, rel, vec![stem], &mut found, warnings);
             }
         } else if abs.is_dir() {
@@ -62,14 +61,9 @@ fn walk(
     if depth > MAX_DEPTH {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+    let Some(names) = sorted_entry_names(&root.join(rel)) else {
         return;
     };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
     for name in names {
         if name.starts_with('.') {
             continue;
@@ -81,10 +75,7 @@ fn walk(
             walk(root, &child, prefix, depth + 1, out, warnings);
             prefix.pop();
         } else if abs.is_file() && is_markdown(&name) {
-            let stem = Path::new(&name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let stem = file_stem(&name);
             let mut segments = prefix.clone();
             segments.push(stem);
             push_command(root, &child, segments, out, warnings);
@@ -119,12 +110,6 @@ fn push_command(
         argument_hint: fm.get("argument-hint").map(str::to_owned),
         path: rel.to_owned(),
     });
-}
-
-fn is_markdown(name: &str) -> bool {
-    Path::new(name)
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }
 
 /// Render a command/prompt template: `$ARGUMENTS` is every argument joined by

@@ -48,6 +48,34 @@ pub(crate) fn join_rel(a: &str, b: &str) -> String {
     }
 }
 
+/// Whether a file name ends in `.md` (any case).
+pub(crate) fn is_markdown(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+}
+
+/// The file name of `rel` without its extension (lossy UTF-8).
+pub(crate) fn file_stem(rel: &str) -> String {
+    Path::new(rel)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The entry names of a directory (lossy UTF-8), sorted; `None` when it
+/// cannot be read. Unreadable entries are left out: discovery skips what it
+/// cannot see rather than failing the package.
+pub(crate) fn sorted_entry_names(dir: &Path) -> Option<Vec<String>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Some(names)
+}
+
 /// Read a Markdown file relative to `root`, decoding legacy encodings.
 pub(crate) fn read_markdown(root: &Path, rel: &str) -> Result<String, String> {
     crate::compat::encoding::read_text(&root.join(rel)).map_err(|e| e.to_string())

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::{frontmatter, join_rel, names, read_markdown};
+use super::{
+    file_stem, frontmatter, is_markdown, join_rel, names, read_markdown, sorted_entry_names,
+};
 use crate::Skill;
 
 /// Directory nesting scanned below a skill root before giving up.
@@ -71,14 +73,9 @@ fn scan(
     if depth >= MAX_DEPTH {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(&abs) else {
+    let Some(names) = sorted_entry_names(&abs) else {
         return;
     };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
     for name in names {
         if skip_entry(&name) {
             continue;
@@ -141,17 +138,4 @@ fn skip_entry(name: &str) -> bool {
             name.to_ascii_lowercase().as_str(),
             "assets" | "node_modules" | "references" | "scripts"
         )
-}
-
-fn is_markdown(name: &str) -> bool {
-    Path::new(name)
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-}
-
-fn file_stem(rel: &str) -> String {
-    Path::new(rel)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

@@ -89,15 +89,7 @@ const CONTRIBUTES_FIELDS: [&str; 7] = [
 ];
 
 /// The plugin name rule `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$` (also MCP server keys).
-pub fn valid_plugin_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && b[0].is_ascii_alphanumeric()
-        && b[1..]
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-}
+pub use crate::inventory::names::is_valid_name as valid_plugin_name;
 
 impl Manifest {
     /// Parse manifest bytes (UTF-8, an optional BOM is skipped).

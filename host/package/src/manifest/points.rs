@@ -17,22 +17,6 @@ pub const RUNTIME_CAPABILITIES: [&str; 6] = [
     "session",
 ];
 
-/// Executables a runtime command must never name: the runtime is exec form only.
-const SHELLS: [&str; 12] = [
-    "sh",
-    "bash",
-    "zsh",
-    "fish",
-    "dash",
-    "ksh",
-    "cmd",
-    "cmd.exe",
-    "powershell",
-    "powershell.exe",
-    "pwsh",
-    "pwsh.exe",
-];
-
 pub fn is_hook_point(s: &str) -> bool {
     HookPoint::from_name(s).is_some()
 }
@@ -61,15 +45,7 @@ pub fn check_slot(s: &str) -> Result<(), SlotError> {
 }
 
 /// The shell a runtime command names, by basename (case-insensitive), if any.
-pub fn shell_named_by(command: &str) -> Option<&'static str> {
-    let base = command
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(command)
-        .trim()
-        .to_ascii_lowercase();
-    SHELLS.iter().copied().find(|s| *s == base)
-}
+pub use reasonix_protocol::shells::shell_basename as shell_named_by;
 
 #[cfg(test)]
 mod tests {
