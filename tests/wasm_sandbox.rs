@@ -8,8 +8,7 @@
 mod wasm_support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -17,40 +16,9 @@ use reasonix::runtime::wasm::{CacheOutcome, ComponentCache, WasmRuntime};
 use reasonix_protocol::HookPoint;
 use reasonix_protocol::types::Decision;
 use serde_json::value::RawValue;
-use wasm_support::TestPlugin;
+use wasm_support::{TestPlugin, probe_component};
 
 const BUDGET: Duration = Duration::from_secs(10);
-
-/// The probe component, built once per test run with the host's cargo.
-fn probe_component() -> &'static [u8] {
-    static COMPONENT: OnceLock<Vec<u8>> = OnceLock::new();
-    COMPONENT.get_or_init(|| {
-        let manifest =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/guests/sandbox-probe/Cargo.toml");
-        let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../wasm-guests");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "--locked",
-                "--target",
-                "wasm32-wasip2",
-            ])
-            .arg("--manifest-path")
-            .arg(&manifest)
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .status()
-            .expect("cargo runs");
-        assert!(
-            status.success(),
-            "building the probe guest failed (is the wasm32-wasip2 target installed?)"
-        );
-        let wasm: PathBuf = target_dir.join("wasm32-wasip2/release/sandbox_probe.wasm");
-        std::fs::read(&wasm).expect("the probe component")
-    })
-}
 
 struct Probe {
     plugin: TestPlugin,

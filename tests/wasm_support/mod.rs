@@ -6,6 +6,8 @@ pub mod fixtures;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
 use reasonix::runtime::wasm::{SandboxPolicy, WasmStart};
 use reasonix_protocol::types::SessionContext;
@@ -82,4 +84,36 @@ pub fn session() -> SessionContext {
         generation: 1,
         epoch: None,
     }
+}
+
+/// The sandbox-probe guest (`tests/guests/sandbox-probe`) for
+/// `wasm32-wasip2`, built once per run with the host's cargo.
+pub fn probe_component() -> &'static [u8] {
+    static COMPONENT: OnceLock<Vec<u8>> = OnceLock::new();
+    COMPONENT.get_or_init(|| {
+        let manifest =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/guests/sandbox-probe/Cargo.toml");
+        let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../wasm-guests");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "--locked",
+                "--target",
+                "wasm32-wasip2",
+            ])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .status()
+            .expect("cargo runs");
+        assert!(
+            status.success(),
+            "building the probe guest failed (is the wasm32-wasip2 target installed?)"
+        );
+        let wasm: PathBuf = target_dir.join("wasm32-wasip2/release/sandbox_probe.wasm");
+        std::fs::read(&wasm).expect("the probe component")
+    })
 }

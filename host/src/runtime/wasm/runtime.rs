@@ -229,6 +229,13 @@ impl WasmRuntime {
         self.recipe.log.tail()
     }
 
+    /// Build (and drop) one more instance of the prepared component in the
+    /// same sandbox: what replacing a trapped instance costs before its
+    /// handshake.
+    pub fn instantiate_spare(&self) -> Result<(), WasmError> {
+        Instance::new(&self.recipe).map(drop)
+    }
+
     /// How many times a trapped instance was replaced.
     pub fn rebuilds(&self) -> u64 {
         self.lock().rebuilds
