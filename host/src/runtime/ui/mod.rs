@@ -267,11 +267,12 @@ impl UiHub {
         call: &UiCall<'_>,
     ) -> Result<bool, UiRejection> {
         // UI from a staged generation (built, not yet published) is stale
-        // even when its plugin is new to the hub.
+        // even when its plugin is new to the hub; before the first publish
+        // every generation is staged.
         let staged = state
             .binding
             .as_ref()
-            .is_some_and(|binding| call.generation > binding.generation);
+            .is_none_or(|binding| call.generation > binding.generation);
         if staged {
             state.dropped_stale += 1;
             return Ok(false);
