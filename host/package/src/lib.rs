@@ -12,11 +12,13 @@
 //! - [`inventory`]: skill/command/prompt/agent discovery inside declared roots.
 //! - [`marketplace`]: Claude `.claude-plugin/marketplace.json` catalogues.
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
+//! - [`mask`]: what of an MCP server entry is a credential (display and export).
 
 pub mod compat;
 pub mod inventory;
 pub mod manifest;
 pub mod marketplace;
+pub mod mask;
 pub mod package;
 pub mod paths;
 

@@ -168,6 +168,10 @@ pub struct McpServer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<String>,
     pub imported: bool,
+    /// Calls to this server run one at a time (`serial: true`): for stateful
+    /// servers whose calls must not interleave.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub serial: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,6 +289,7 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
             auto_start: s.auto_start.unwrap_or(false),
             load: s.load.clone(),
             imported: s.imported,
+            serial: s.serial,
         })
         .collect();
     let mut inventory = Inventory {

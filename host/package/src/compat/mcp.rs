@@ -116,7 +116,34 @@ fn import_server(display_name: &str, spec: &Map<String, Value>) -> Result<McpSer
         .filter(|a| !a.is_empty())
         .collect();
     let env = json::get_string_map(spec, "env").map_err(bad)?;
-    let headers = json::get_string_map(spec, "headers").map_err(bad)?;
+    let mut headers = json::get_string_map(spec, "headers").map_err(bad)?;
+    // Codex names the variable that holds a bearer token; the connection
+    // sends it as `Authorization: Bearer ${VAR}` (expanded at connect time),
+    // which also makes export list the variable as required.
+    let bearer_var = json::get_str(spec, "bearer_token_env_var")
+        .map_err(bad)?
+        .unwrap_or("")
+        .trim();
+    if !bearer_var.is_empty() {
+        if !is_env_var_name(bearer_var) {
+            return Err(format!(
+                "MCP server {display_name:?}: bearer_token_env_var {bearer_var:?} is not an environment variable name"
+            ));
+        }
+        if headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            return Err(format!(
+                "MCP server {display_name:?} sets both bearer_token_env_var and an Authorization header"
+            ));
+        }
+        headers.insert(
+            "Authorization".to_owned(),
+            format!("Bearer ${{{bearer_var}}}"),
+        );
+    }
+    let serial = json::get_bool(spec, "serial").map_err(bad)?;
     let title = json::get_str(spec, "title")
         .map_err(bad)?
         .unwrap_or("")
@@ -145,7 +172,17 @@ fn import_server(display_name: &str, spec: &Map<String, Value>) -> Result<McpSer
         auto_start: false,
         load: always_load.then(|| "always".to_owned()),
         imported: true,
+        serial,
     })
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_env_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The server's id: its name when that is a valid name, otherwise the name

@@ -35,6 +35,9 @@ pub struct McpServerEntry {
     pub description: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub imported: bool,
+    /// One call at a time to this server.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub serial: bool,
 }
 
 impl McpServerEntry {
@@ -56,7 +59,7 @@ impl McpServerEntry {
     }
 }
 
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "type",
     "command",
     "args",
@@ -69,6 +72,7 @@ const FIELDS: [&str; 12] = [
     "display_name",
     "description",
     "imported",
+    "serial",
 ];
 
 pub(crate) fn read_server_map(
@@ -102,6 +106,7 @@ pub(crate) fn read_server_map(
             display_name: obj.trimmed(issues, "display_name"),
             description: obj.trimmed(issues, "description"),
             imported: obj.bool(issues, "imported").unwrap_or(false),
+            serial: obj.bool(issues, "serial").unwrap_or(false),
         };
         match entry.transport() {
             None => issues.push(
