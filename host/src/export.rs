@@ -6,14 +6,18 @@
 //! smuggle a path off here); the archive is refused past 64 MiB rather than
 //! truncated. In the five credential-bearing files every string under an
 //! `env` or `headers` object becomes a `${VAR}` reference (inside
-//! `mcpServers` named `<SERVER>_<FIELD>`), and the variables the result needs
-//! are reported. Other files are packed byte for byte.
+//! `mcpServers` named `<SERVER>_<FIELD>`), and so do, in MCP server entries,
+//! what every display masks (`reasonix_package::mask`): URL userinfo and
+//! secret query values, credential flag arguments. The variables the result
+//! needs are reported (a Codex `bearer_token_env_var` among them). Other
+//! files are packed byte for byte.
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use reasonix_package::mask::{Stripper, env_var_name, whole_reference};
 use serde_json::Value;
 
 use crate::install::error::{ErrorCode, InstallError, InstallResult};
@@ -160,9 +164,11 @@ fn strip_node(node: &mut Value, scope: &str, required: &mut BTreeSet<String>) {
             .for_each(|item| strip_node(item, scope, required)),
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {
-                if key.eq_ignore_ascii_case("mcpServers") {
+                if key.eq_ignore_ascii_case("mcpServers") || key.eq_ignore_ascii_case("mcp_servers")
+                {
                     if let Value::Object(servers) = value {
                         for (server, def) in servers.iter_mut() {
+                            strip_server(def, server, required);
                             strip_node(def, server, required);
                         }
                     }
@@ -188,49 +194,53 @@ fn strip_node(node: &mut Value, scope: &str, required: &mut BTreeSet<String>) {
     }
 }
 
+/// The credentials of one MCP server entry outside `env`/`headers`, which
+/// `show` masks too: URL userinfo and secret query values, credential flag
+/// arguments become `${VAR}` references; Codex's `bearer_token_env_var`
+/// names a variable the package needs.
+fn strip_server(def: &mut Value, server: &str, required: &mut BTreeSet<String>) {
+    let Value::Object(fields) = def else { return };
+    let command = fields
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut strip = Stripper::new(server, required);
+    if let Some(Value::String(url)) = fields.get_mut("url") {
+        *url = strip.url(url);
+    }
+    if let Some(Value::Array(items)) = fields.get_mut("args") {
+        let args: Vec<String> = items
+            .iter()
+            .map(|a| a.as_str().unwrap_or_default().to_owned())
+            .collect();
+        if items.iter().all(Value::is_string) {
+            *items = strip
+                .args(command.as_deref(), &args)
+                .into_iter()
+                .map(Value::String)
+                .collect();
+        }
+    }
+    if let Some(var) = fields
+        .get("bearer_token_env_var")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        required.insert(var.to_owned());
+    }
+}
+
 /// `^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$` → the variable name.
 fn env_reference(s: &str) -> Option<String> {
-    let rest = s.strip_prefix('$')?;
-    let rest = rest.strip_prefix('{').unwrap_or(rest);
-    let rest = rest.strip_suffix('}').unwrap_or(rest);
-    let mut chars = rest.chars();
-    let first = chars.next()?;
-    if !(first.is_ascii_alphabetic() || first == '_') {
-        return None;
-    }
-    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return None;
-    }
-    Some(rest.to_string())
+    whole_reference(s).map(str::to_owned)
 }
 
 fn export_var_name(scope: &str, field: &str) -> String {
     if scope.trim().is_empty() {
         env_var_name(field)
     } else {
-        env_var_name(&format!("{scope}_{field}"))
-    }
-}
-
-fn env_var_name(key: &str) -> String {
-    // Per rune, as Go's strings.ToUpper + filter: one '_' for each rune that
-    // does not upper-case to a single A-Z or 0-9.
-    let upper: String = key
-        .trim()
-        .chars()
-        .map(|c| {
-            let mut up = c.to_uppercase();
-            match (up.next(), up.next()) {
-                (Some(u), None) if u.is_ascii_uppercase() || u.is_ascii_digit() => u,
-                _ => '_',
-            }
-        })
-        .collect();
-    let name = upper.trim_matches('_');
-    if name.is_empty() {
-        "SECRET".into()
-    } else {
-        name.into()
+        env_var_name(format!("{scope}_{field}"))
     }
 }
 
@@ -252,6 +262,25 @@ mod tests {
         assert!(!text.contains("s3cret") && !text.contains("abc"));
         assert_eq!(names, vec!["API_KEY", "DOCS_AUTHORIZATION", "DOCS_TOKEN"]);
         assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn urls_args_and_bearer_variables_are_stripped_like_show_masks_them() {
+        let raw = br#"{"mcpServers":{"docs":{"type":"http","url":"https://user:pw@h.example/mcp?api_key=abc&v=1","args":["--token=t0k","--port","1"]}},"mcp_servers":{"gh":{"url":"https://api.example/mcp","bearer_token_env_var":"GH_PAT"}}}"#;
+        let (out, names) = strip_credentials(raw).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for secret in ["user:pw", "abc", "t0k"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(
+            text.contains("https://${DOCS_URL_USERINFO}@h.example/mcp?api_key=${DOCS_API_KEY}"),
+            "{text}"
+        );
+        assert!(text.contains("--token=${DOCS_TOKEN}"), "{text}");
+        assert_eq!(
+            names,
+            vec!["DOCS_API_KEY", "DOCS_TOKEN", "DOCS_URL_USERINFO", "GH_PAT"]
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@ pub mod export;
 pub mod home;
 pub mod hooks;
 pub mod install;
+pub mod mcp;
+pub mod proxy;
 pub mod registry;
 pub mod runtime;
 pub mod turn;

@@ -135,7 +135,7 @@ pub fn env_var_name(name: impl AsRef<str>) -> String {
 }
 
 /// `${VAR}` or `$VAR` spanning the whole value → `VAR`.
-fn whole_reference(value: &str) -> Option<&str> {
+pub fn whole_reference(value: &str) -> Option<&str> {
     let rest = value.trim().strip_prefix('$')?;
     let inner = match rest.strip_prefix('{') {
         Some(braced) => braced.strip_suffix('}')?,

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod dev;
+pub mod mcp;
 pub mod plugin;
 
 #[derive(Debug, Parser)]
@@ -24,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// The MCP servers of installed plugins: list, enable, disable, tools.
+    Mcp(mcp::McpArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Mcp(args) => mcp::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     }
 }

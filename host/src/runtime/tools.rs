@@ -2,9 +2,9 @@
 //!
 //! Extension tools are named `ext__<plugin>__<tool>`. They are not added to
 //! the provider-visible tool list, which must stay byte-stable as plugins come
-//! and go (the prompt-cache prefix). Instead one stable proxy tool,
-//! [`PROXY_TOOL`], lists and calls them. Every call needs a [`Permit`], which
-//! only a permission check can produce.
+//! and go (the prompt-cache prefix). Instead the stable capability proxy
+//! ([`crate::proxy`]) lists and calls them, beside MCP tools. Every call
+//! needs a [`Permit`], which only a permission check can produce.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,36 +16,14 @@ use serde_json::value::RawValue;
 
 use super::redaction::clean_text;
 use super::{ExtensionRuntime, RuntimeError, RuntimeErrorKind, ToolReply};
+use crate::proxy::PROXY_TOOL;
 
-/// The stable proxy tool through which the model reaches runtime tools.
-pub const PROXY_TOOL: &str = "use_capability";
 /// Budget of one `extension/tool/call` (spec §5.1).
 pub const TOOL_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The capability name of an extension tool.
 pub fn capability_name(plugin: &str, tool: &str) -> String {
     format!("ext__{plugin}__{tool}")
-}
-
-/// The provider-visible schema of the proxy tool. Constant: it never names
-/// the installed capabilities.
-pub fn proxy_tool_schema() -> (String, String, Value) {
-    (
-        PROXY_TOOL.to_string(),
-        "Call a capability contributed by an installed extension. Pass {\"list\": true} to see \
-         the available capabilities and their input schemas, then {\"name\": \
-         \"ext__<plugin>__<tool>\", \"arguments\": {...}} to call one."
-            .to_string(),
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "list": {"type": "boolean", "description": "List the available capabilities."},
-                "name": {"type": "string", "description": "The capability to call: ext__<plugin>__<tool>."},
-                "arguments": {"type": "object", "description": "The capability's arguments."}
-            },
-            "additionalProperties": false
-        }),
-    )
 }
 
 /// A manifest `runtime.tools[]` entry, as far as the catalog needs it.
@@ -105,7 +83,7 @@ impl Permit {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolCallError {
     #[error(
-        "unknown capability `{0}`; call {PROXY_TOOL} with {{\"list\": true}} to see what is installed"
+        "unknown capability `{0}`; call {PROXY_TOOL} with {{\"action\": \"list\"}} to see what is installed"
     )]
     Unknown(String),
     #[error("the permit is for `{permit}`, not `{name}`")]
@@ -163,23 +141,6 @@ impl CapabilityCatalog {
     /// Every capability, sorted by name.
     pub fn list(&self) -> Vec<&Capability> {
         self.entries.values().collect()
-    }
-
-    /// The listing the proxy tool returns for `{"list": true}`.
-    pub fn listing(&self) -> Value {
-        Value::Array(
-            self.entries
-                .values()
-                .map(|c| {
-                    serde_json::json!({
-                        "name": c.name,
-                        "description": c.description,
-                        "inputSchema": c.input_schema,
-                        "readOnly": c.read_only,
-                    })
-                })
-                .collect(),
-        )
     }
 
     /// Call a capability. `arguments` empty or absent means `{}`.

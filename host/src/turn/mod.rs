@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
+use crate::proxy::{
+    CapabilityProxy, DispatchDecision, PROXY_TOOL, PermissionCheck, PermissionQuery,
+    PermissionVerdict, ProxyContext, ToolPolicy,
+};
 use crate::runtime::diagnostics::{AuditEntry, Warning};
 use crate::runtime::dispatcher::{ChainStep, DispatchError, Outcome, Ruling};
 use crate::runtime::generation::Generation;
@@ -33,7 +37,6 @@ use crate::runtime::host::{ReloadOutcome, RuntimeHost};
 use crate::runtime::provider::{ProviderStream, new_stream_id};
 use crate::runtime::redaction::clean_text;
 use crate::runtime::session_state::{self, AuditEntryRecord, PluginSessionState};
-use crate::runtime::tools::{self, PROXY_TOOL, Permit};
 use crate::runtime::ui::{SurfaceUpdate, UiActionEntry};
 use crate::runtime::{StreamOpen, TrustLabel};
 
@@ -61,6 +64,10 @@ pub struct TurnOptions {
     pub deny: BTreeSet<String>,
     pub compact: bool,
     pub workspace_root: PathBuf,
+    /// The session's MCP servers, reached through `use_capability`.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
+    /// What tools may do (`--read-only`, plan mode).
+    pub policy: ToolPolicy,
 }
 
 /// One hook point as the turn saw it.
@@ -183,7 +190,7 @@ pub fn provider_tools() -> Vec<ProviderToolSchema> {
                 .unwrap_or_else(|_| empty_object()),
         })
         .collect();
-    let (name, description, parameters) = tools::proxy_tool_schema();
+    let (name, description, parameters) = crate::proxy::proxy_tool_schema();
     tools.push(ProviderToolSchema {
         name,
         description: Some(description),
@@ -459,50 +466,13 @@ impl<'a> Turn<'a> {
         };
         let (name, arguments) = (before.name.as_str(), before.arguments.as_str());
         let kind = tool_kind(name);
-        let (target, read_only) = self.resolve_tool(name, arguments);
-        let host_decision = if self.options.deny.contains(name)
-            || target
-                .as_deref()
-                .is_some_and(|t| self.options.deny.contains(t))
-        {
-            "deny"
+        let (result, is_error, host_decision, decision) = if kind == "host" {
+            self.host_tool(name, arguments, grants).await?
         } else {
-            "allow"
-        };
-        let permission = PermissionPayload {
-            name: name.to_string(),
-            arguments: arguments.to_string(),
-            read_only,
-            host_decision: Some(if host_decision == "deny" {
-                HostDecision::Deny
-            } else {
-                HostDecision::Allow
-            }),
-        };
-        let allowed = match dispatcher
-            .intercept(HookPoint::PermissionDecision, permission)
-            .await
-        {
-            Ok(ruling) => {
-                let allowed = match &ruling.outcome {
-                    Outcome::Permission { allow, .. } => *allow,
-                    Outcome::Blocked { .. } => false,
-                    // The host's own decision stands; a replaced payload
-                    // cannot flip it (only an explicit allow can, audited).
-                    Outcome::Continue => host_decision == "allow",
-                };
-                self.record(HookPoint::PermissionDecision, Some(name), &ruling, None);
-                allowed
-            }
-            Err(error) => {
-                return Err(self.record_failure(HookPoint::PermissionDecision, Some(name), &error));
-            }
-        };
-        let (result, is_error) = if allowed {
-            grants.insert(name.to_string());
-            self.execute(&Permit::granted(name), name, arguments).await
-        } else {
-            (format!("permission denied for `{name}`"), true)
+            // use_capability and capabilities named directly: the proxy
+            // re-checks and asks the permission question itself, right
+            // before the dispatch.
+            self.capability(name, arguments, grants).await?
         };
         let after = ToolAfterPayload {
             name: name.to_string(),
@@ -540,81 +510,220 @@ impl<'a> Turn<'a> {
             arguments: arguments.to_string(),
             kind,
             host_decision,
-            decision: if allowed { "allow" } else { "deny" },
+            decision,
             result: after.result.clone(),
             is_error: after.is_error,
         });
         Ok(tool_message(call_id, name, &after.result))
     }
 
-    /// The capability a call reaches (for the proxy: the inner name) and
-    /// whether it is read-only.
-    fn resolve_tool(&self, name: &str, arguments: &str) -> (Option<String>, bool) {
-        if let Some(tool) = host_tools::find(name) {
-            return (None, tool.read_only);
-        }
-        if name == PROXY_TOOL {
-            let inner = serde_json::from_str::<serde_json::Value>(arguments)
-                .ok()
-                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
-            let read_only = inner
-                .as_deref()
-                .and_then(|n| self.generation.capabilities.get(n))
-                .map(|c| c.read_only)
-                .unwrap_or(true);
-            return (inner, read_only);
-        }
-        let read_only = self
+    /// A host tool: permission.decision, then the tool.
+    async fn host_tool(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        grants: &mut BTreeSet<String>,
+    ) -> Result<(String, bool, &'static str, &'static str), Stop> {
+        let read_only = host_tools::find(name).is_some_and(|t| t.read_only);
+        let host_decision = if self.options.deny.contains(name) {
+            "deny"
+        } else {
+            "allow"
+        };
+        let permission = PermissionPayload {
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+            read_only,
+            host_decision: Some(if host_decision == "deny" {
+                HostDecision::Deny
+            } else {
+                HostDecision::Allow
+            }),
+        };
+        let allowed = match self
             .generation
-            .capabilities
-            .get(name)
-            .is_some_and(|c| c.read_only);
-        (Some(name.to_string()), read_only)
-    }
-
-    async fn execute(&self, permit: &Permit, name: &str, arguments: &str) -> (String, bool) {
-        if host_tools::find(name).is_some() {
-            return match host_tools::run(name, arguments, &self.options.workspace_root) {
+            .dispatcher
+            .intercept(HookPoint::PermissionDecision, permission)
+            .await
+        {
+            Ok(ruling) => {
+                let allowed = permission_outcome(&ruling.outcome, host_decision == "allow");
+                self.record(HookPoint::PermissionDecision, Some(name), &ruling, None);
+                allowed
+            }
+            Err(error) => {
+                return Err(self.record_failure(HookPoint::PermissionDecision, Some(name), &error));
+            }
+        };
+        if !allowed {
+            return Ok((
+                format!("permission denied for `{name}`"),
+                true,
+                host_decision,
+                "deny",
+            ));
+        }
+        grants.insert(name.to_string());
+        let (content, is_error) =
+            match host_tools::run(name, arguments, &self.options.workspace_root) {
                 Ok(content) => (content, false),
                 Err(content) => (content, true),
             };
+        Ok((content, is_error, host_decision, "allow"))
+    }
+
+    /// `use_capability` (or an `ext__`/`mcp__` name): through the proxy,
+    /// whose permission question runs permission.decision here.
+    async fn capability(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        grants: &mut BTreeSet<String>,
+    ) -> Result<(String, bool, &'static str, &'static str), Stop> {
+        let check = TurnPermission {
+            dispatcher: &self.generation.dispatcher,
+            deny: &self.options.deny,
+            outer: name,
+            records: std::sync::Mutex::new(Vec::new()),
+            host: std::sync::Mutex::new("-"),
+            failure: std::sync::Mutex::new(None),
+        };
+        let proxy =
+            CapabilityProxy::new(&self.generation.capabilities, self.options.mcp.as_deref());
+        let ctx = ProxyContext {
+            policy: self.options.policy,
+        };
+        let reply = if name == PROXY_TOOL {
+            proxy.handle(arguments, &ctx, &check).await
+        } else {
+            proxy.call(name, arguments, &ctx, &check).await
+        };
+        let TurnPermission {
+            records,
+            host,
+            failure,
+            ..
+        } = check;
+        self.points
+            .extend(records.into_inner().unwrap_or_else(|p| p.into_inner()));
+        if let Some(error) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(Stop::Failed {
+                point: HookPoint::PermissionDecision.as_str(),
+                error,
+            });
         }
-        let catalog = &self.generation.capabilities;
-        if name == PROXY_TOOL {
-            let value: serde_json::Value =
-                match serde_json::from_str(if arguments.trim().is_empty() {
-                    "{}"
-                } else {
-                    arguments
-                }) {
-                    Ok(value) => value,
-                    Err(e) => return (format!("{PROXY_TOOL}: arguments are not JSON: {e}"), true),
-                };
-            if value.get("list").and_then(|v| v.as_bool()) == Some(true) {
-                return (catalog.listing().to_string(), false);
+        let decision = match &reply.decision {
+            DispatchDecision::NotNeeded => "none",
+            DispatchDecision::Allowed => {
+                grants.insert(name.to_string());
+                "allow"
             }
-            let Some(inner) = value.get("name").and_then(|v| v.as_str()) else {
-                return (
-                    format!("{PROXY_TOOL}: give {{\"list\": true}} or a \"name\""),
-                    true,
-                );
+            DispatchDecision::Denied(_) => "deny",
+            DispatchDecision::Refused(_) => "refused",
+        };
+        Ok((
+            reply.content,
+            reply.is_error,
+            host.into_inner().unwrap_or_else(|p| p.into_inner()),
+            decision,
+        ))
+    }
+}
+
+/// The final permission answer: an interceptor's allow/deny, a block is a
+/// deny, else the host's own decision stands (a replaced payload cannot
+/// flip it; only an explicit allow can, audited).
+fn permission_outcome(outcome: &Outcome, host_allows: bool) -> bool {
+    match outcome {
+        Outcome::Permission { allow, .. } => *allow,
+        Outcome::Blocked { .. } => false,
+        Outcome::Continue => host_allows,
+    }
+}
+
+/// The proxy's permission question in a scripted turn: the host decision
+/// (`--deny` names the outer tool or the capability) through the
+/// permission.decision interceptors, recorded like every point.
+struct TurnPermission<'t> {
+    dispatcher: &'t crate::runtime::Dispatcher,
+    deny: &'t BTreeSet<String>,
+    outer: &'t str,
+    records: std::sync::Mutex<Vec<PointRecord>>,
+    host: std::sync::Mutex<&'static str>,
+    failure: std::sync::Mutex<Option<String>>,
+}
+
+impl PermissionCheck for TurnPermission<'_> {
+    fn check<'a>(
+        &'a self,
+        query: &'a PermissionQuery,
+    ) -> crate::runtime::BoxFuture<'a, PermissionVerdict> {
+        Box::pin(async move {
+            let host_allows =
+                !(self.deny.contains(self.outer) || self.deny.contains(&query.capability));
+            *self.host.lock().unwrap_or_else(|p| p.into_inner()) =
+                if host_allows { "allow" } else { "deny" };
+            let payload = PermissionPayload {
+                name: query.capability.clone(),
+                arguments: query.arguments.clone(),
+                read_only: query.read_only,
+                host_decision: Some(if host_allows {
+                    HostDecision::Allow
+                } else {
+                    HostDecision::Deny
+                }),
             };
-            let inner_arguments = value
-                .get("arguments")
-                .map(|a| a.to_string())
-                .unwrap_or_default();
-            return match catalog
-                .call(&Permit::granted(inner), inner, &inner_arguments)
+            let record = |steps, replaced, outcome, note| PointRecord {
+                point: HookPoint::PermissionDecision.as_str(),
+                tool: Some(query.capability.clone()),
+                steps,
+                replaced,
+                outcome,
+                note,
+            };
+            match self
+                .dispatcher
+                .intercept(HookPoint::PermissionDecision, payload)
                 .await
             {
-                Ok(reply) => (reply.content, reply.is_error),
-                Err(error) => (error.to_string(), true),
-            };
-        }
-        match catalog.call(permit, name, arguments).await {
-            Ok(reply) => (reply.content, reply.is_error),
-            Err(error) => (error.to_string(), true),
-        }
+                Ok(ruling) => {
+                    let allow = permission_outcome(&ruling.outcome, host_allows);
+                    let reason = match &ruling.outcome {
+                        Outcome::Blocked { plugin, reason } => {
+                            Some(format!("blocked by {plugin}: {reason}"))
+                        }
+                        _ => None,
+                    };
+                    self.records
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(record(
+                            ruling.steps.clone(),
+                            ruling.replaced,
+                            ruling.outcome.clone(),
+                            None,
+                        ));
+                    PermissionVerdict { allow, reason }
+                }
+                Err(error) => {
+                    self.records
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(record(
+                            error.steps().to_vec(),
+                            false,
+                            Outcome::Continue,
+                            Some(error.to_string()),
+                        ));
+                    *self.failure.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(error.to_string());
+                    PermissionVerdict {
+                        allow: false,
+                        reason: Some(error.to_string()),
+                    }
+                }
+            }
+        })
     }
 }
 
@@ -623,6 +732,8 @@ fn tool_kind(name: &str) -> &'static str {
         "host"
     } else if name == PROXY_TOOL {
         "proxy"
+    } else if name.starts_with("mcp__") {
+        "mcp"
     } else {
         "extension"
     }

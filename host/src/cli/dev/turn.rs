@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::home::ReasonixHome;
+use crate::mcp::{HubOptions, McpHub};
 use crate::runtime::host::{RuntimeHost, SessionCarry};
 use crate::runtime::registry_source::RegistrySource;
 use crate::runtime::ui::{UiAnswers, UiHub};
@@ -46,6 +47,10 @@ pub struct TurnArgs {
     /// Without any, the harness has no interactive UI.
     #[arg(long = "ui-answer", value_name = "KEY=JSON")]
     pub ui_answers: Vec<String>,
+    /// A read-only session: `use_capability` refuses any tool that is not
+    /// marked read-only (`readOnlyHint: true`, or a manifest `readOnly`).
+    #[arg(long)]
+    pub read_only: bool,
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -145,6 +150,12 @@ pub fn run(args: TurnArgs) -> ExitCode {
         deny: args.deny.iter().cloned().collect::<BTreeSet<_>>(),
         compact: args.compact,
         workspace_root: workspace.clone(),
+        mcp: None,
+        policy: if args.read_only {
+            crate::proxy::ToolPolicy::ReadOnly
+        } else {
+            crate::proxy::ToolPolicy::Full
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -155,6 +166,14 @@ pub fn run(args: TurnArgs) -> ExitCode {
         Err(e) => return failure(&format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async move {
+        let mut options = options;
+        // The session's MCP servers: nothing connects until the model lists
+        // or calls (cached schemas stay deferred until their first call).
+        let mcp = match McpHub::from_home(&home, HubOptions::new(reasonix_sidecar::Guard::CurrentExe)) {
+            Ok(mcp) => Arc::new(mcp),
+            Err(e) => return failure(&e.to_string()),
+        };
+        options.mcp = Some(Arc::clone(&mcp));
         let session_id = match &options.session {
             Some(path) => match turn::read_session(path) {
                 Ok(Some(file)) => file.session_id,
@@ -186,6 +205,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
         };
         let report = turn::run_turn(&host, &options).await;
         host.shutdown().await;
+        mcp.close().await;
         let report = match report {
             Ok(report) => report,
             Err(message) => return failure(&message),

@@ -123,6 +123,32 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             println!("warning: runtime command {expanded:?} was not found on PATH");
         }
     }
+    for m in &inv.mcp_servers {
+        let shown = m.display();
+        println!("mcp server {}: {} {}", m.name, m.transport, shown.target());
+        if let Some(command) = m.command.as_deref().filter(|_| m.transport == "stdio") {
+            let expanded = command
+                .replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy())
+                .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
+            let found = if expanded.contains('/') {
+                let p = Path::new(&expanded);
+                if p.is_absolute() {
+                    p.is_file()
+                } else {
+                    root.join(p).is_file()
+                }
+            } else {
+                on_path(&expanded).is_some()
+            };
+            if !found && !expanded.contains('$') {
+                println!(
+                    "warning: MCP server {} command {:?} was not found (mcp.command_not_found)",
+                    m.name,
+                    shown.command.unwrap_or_default()
+                );
+            }
+        }
+    }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
         println!("warning: {w}");
     }

@@ -205,18 +205,14 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
     if !inv.mcp_servers.is_empty() {
         out.push_str("mcpServers:\n");
         for m in &inv.mcp_servers {
-            let target = m
-                .command
-                .clone()
-                .map(|c| {
-                    std::iter::once(c)
-                        .chain(m.args.iter().cloned())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .or_else(|| m.url.clone())
-                .unwrap_or_default();
-            out.push_str(&format!("  {}\t{}\t{}\n", m.name, m.transport, target));
+            // Only the masked entry is ever shown (reasonix_package::mask).
+            let shown = m.display();
+            out.push_str(&format!(
+                "  {}\t{}\t{}\n",
+                m.name,
+                m.transport,
+                shown.target()
+            ));
         }
     }
     out
@@ -288,7 +284,10 @@ pub fn show_json(i: &Installed) -> serde_json::Value {
                 "mcpServers".into(),
                 inv.mcp_servers
                     .iter()
-                    .map(|m| serde_json::json!({"name": m.name, "displayName": m.display_name, "transport": m.transport, "command": m.command, "url": m.url, "autoStart": m.auto_start}))
+                    .map(|m| {
+                        let shown = m.display();
+                        serde_json::json!({"name": m.name, "displayName": m.display_name, "transport": m.transport, "command": shown.command, "args": shown.args, "url": shown.url, "env": shown.env, "headers": shown.headers, "autoStart": m.auto_start, "serial": m.serial})
+                    })
                     .collect(),
             );
             if let Some(rt) = runtime_info(pkg) {
