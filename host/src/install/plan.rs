@@ -475,7 +475,7 @@ pub fn plugin_action(input: ActionInput<'_>) -> Result<PluginAction, InstallErro
     if counts.mcp > 0 {
         a.risk_level = "high".into();
         a.risk_reasons
-            .push("adds MCP servers that can change provider-visible tool schemas".into());
+            .push("adds MCP servers: programs or endpoints the model can call through use_capability, with your environment and their own state".into());
     }
     if let Some(rt) = &runtime {
         a.risk_level = "high".into();
