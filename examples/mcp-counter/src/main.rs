@@ -57,8 +57,9 @@ fn tools() -> Vec<Tool> {
 
 impl ServerHandler for Counter {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("mcp-counter", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("mcp-counter", env!("CARGO_PKG_VERSION")),
+        )
     }
 
     async fn list_tools(
