@@ -141,6 +141,9 @@ pub struct TurnReport {
     /// sha256 of the provider-visible prefix (system prompt + tool schemas)
     /// of the first provider request.
     pub prefix_hash: String,
+    /// The prefix hash of every provider round of the turn, in order: all
+    /// equal, whatever connected or was discovered in between.
+    pub prefix_hashes: Vec<String>,
     /// The compaction summary, when `--compact` ran; the saved session
     /// continues from it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -332,7 +335,7 @@ impl<'a> Turn<'a> {
     async fn provider_round(
         &mut self,
         request: ProviderRequest,
-        prefix: &mut Option<String>,
+        prefix: &mut Vec<String>,
     ) -> Result<ProviderResponsePayload, Stop> {
         let original = request.clone();
         let request = self
@@ -346,9 +349,7 @@ impl<'a> Turn<'a> {
             .await?
             .request
             .unwrap_or(original);
-        if prefix.is_none() {
-            *prefix = Some(prefix_hash(&request));
-        }
+        prefix.push(prefix_hash(&request));
         let response = match &self.options.model {
             None => echo::respond(&request, &self.options.calls),
             Some(model_ref) => self.stream_from_extension(model_ref, request).await?,
@@ -783,7 +784,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
     };
     let mut transcript = carry.transcript.clone();
     let mut grants = carry.approval_grants.clone();
-    let mut prefix = None;
+    let mut prefix: Vec<String> = Vec::new();
     let mut compacted: Option<String> = None;
     let session_path = options
         .session
@@ -1042,7 +1043,8 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         points: turn.points,
         tool_calls: turn.tool_calls,
         transcript,
-        prefix_hash: prefix.unwrap_or_default(),
+        prefix_hash: prefix.first().cloned().unwrap_or_default(),
+        prefix_hashes: prefix,
         compacted_to: compacted,
         ui: host.ui().updates(),
         ui_actions: host.ui().actions(),
