@@ -302,7 +302,7 @@ fn show_doctor_and_export_never_print_a_credential() {
         "REMOTE_URL_USERINFO",
         "REMOTE_API_KEY",
         "REMOTE_X_API_KEY",
-        "REMOTE_TOKEN",
+        "REMOTE_AUTHORIZATION",
         "LOCAL_TOKEN",
         "LOCAL_API_KEY",
         "LOCAL_SERVICE_PASSWORD",
