@@ -534,18 +534,17 @@ impl McpHub {
                 id: server.to_owned(),
             });
         }
-        let connection = self.session(&slot).await?;
+        let mut connection = self.session(&slot).await?;
         let tools = match connection.live_tools(self.options.connect_timeout).await {
             Ok(tools) => tools,
             Err(e) if e.is_connection_lost() => {
                 // Died while idle: nothing was in flight, so connecting
                 // again is not a replay.
-                let connection = self.session(&slot).await?;
+                connection = self.session(&slot).await?;
                 connection.tools()
             }
             Err(e) => return Err(e),
         };
-        let connection = self.session(&slot).await?;
         let Some(live) = tools.iter().find(|t| t.name == tool) else {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).take(20).collect();
             return Err(McpError::UnknownTool {
