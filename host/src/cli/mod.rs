@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod chat;
 pub mod dev;
 pub mod plugin;
 
@@ -24,6 +25,9 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// An interactive session: everything the enabled plugins contribute,
+    /// live (hooks, tools, slash commands, extension UI, providers).
+    Chat(chat::ChatArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -46,6 +50,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     }
 }
