@@ -382,6 +382,7 @@ impl Session {
                 Arc::clone(&hub),
             ),
             options.workspace.clone(),
+            config.shell.path.clone(),
         ));
         let carry = SessionCarry {
             session_path: options.session_file.clone(),

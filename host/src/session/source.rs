@@ -20,14 +20,21 @@ use crate::runtime::registry_source::RegistrySource;
 pub(crate) struct SessionSource {
     registry: RegistrySource,
     workspace: PathBuf,
+    /// `[tools.shell] path`, for explicit Bash hooks.
+    bash: Option<PathBuf>,
     strict: AtomicBool,
 }
 
 impl SessionSource {
-    pub(crate) fn new(registry: RegistrySource, workspace: PathBuf) -> SessionSource {
+    pub(crate) fn new(
+        registry: RegistrySource,
+        workspace: PathBuf,
+        bash: Option<PathBuf>,
+    ) -> SessionSource {
         SessionSource {
             registry,
             workspace,
+            bash,
             strict: AtomicBool::new(false),
         }
     }
@@ -70,7 +77,13 @@ impl CandidateSource for SessionSource {
         }
         let candidates = self.registry.candidates_of(&enabled)?;
         let inventory =
-            Inventory::from_enabled(enabled, unreadable, self.registry.home(), &self.workspace);
+            Inventory::from_enabled(
+                enabled,
+                unreadable,
+                self.registry.home(),
+                &self.workspace,
+                self.bash.clone(),
+            );
         Ok(SourceRead {
             candidates,
             attachment: Some(Arc::new(inventory)),
