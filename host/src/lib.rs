@@ -1,5 +1,6 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod config;
 pub mod export;
 pub mod home;
 pub mod hooks;
@@ -8,4 +9,4 @@ pub mod mcp;
 pub mod proxy;
 pub mod registry;
 pub mod runtime;
-pub mod turn;
+pub mod session;

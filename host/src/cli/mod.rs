@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod chat;
 pub mod dev;
 pub mod mcp;
 pub mod plugin;
@@ -27,6 +28,9 @@ pub enum Command {
     Plugin(plugin::PluginArgs),
     /// The MCP servers of installed plugins: list, enable, disable, tools.
     Mcp(mcp::McpArgs),
+    /// An interactive session: everything the enabled plugins contribute,
+    /// live (hooks, tools, slash commands, extension UI, providers).
+    Chat(chat::ChatArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -50,6 +54,7 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Mcp(args) => mcp::run(args),
+        Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     }
 }
