@@ -84,7 +84,16 @@ mod tests {
             "annotations": {"readOnlyHint": true}
         }))
         .unwrap();
-        write(dir.path(), "sha256:ab", "s", "p", &[tool.clone()], 1, 0).unwrap();
+        write(
+            dir.path(),
+            "sha256:ab",
+            "s",
+            "p",
+            std::slice::from_ref(&tool),
+            1,
+            0,
+        )
+        .unwrap();
         let got = read(dir.path(), "sha256:ab").unwrap();
         assert_eq!(got.tools, vec![tool]);
         assert!(read(dir.path(), "sha256:cd").is_none());

@@ -105,7 +105,7 @@ pub struct MissingVar {
 /// Values for `${VAR}` references: the process environment, with the plugin
 /// root variables set.
 pub struct Expander<'a> {
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Send + Sync),
     pub plugin_root: &'a Path,
 }
 
@@ -170,6 +170,9 @@ fn is_var_name(name: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// Where `${VAR}` values come from (the process environment in production).
+pub type EnvLookup = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The process environment as an expander lookup.
 pub fn process_env(name: &str) -> Option<String> {

@@ -69,7 +69,7 @@ impl Drop for ProcessGroup {
 pub(crate) struct ConnectOptions {
     pub guard: Guard,
     pub connect_timeout: Duration,
-    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: super::config::EnvLookup,
     pub http: reqwest::Client,
 }
 

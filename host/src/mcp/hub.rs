@@ -38,7 +38,7 @@ pub struct HubOptions {
     pub call_timeout: Duration,
     pub max_result_bytes: usize,
     /// Values for `${VAR}` references (default: the process environment).
-    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: super::config::EnvLookup,
 }
 
 impl HubOptions {

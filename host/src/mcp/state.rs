@@ -130,8 +130,11 @@ impl EnablementFile {
 /// another terminal takes effect at the next call.
 pub struct EnablementWatch {
     path: PathBuf,
-    seen: Mutex<Option<(Option<(SystemTime, u64)>, EnablementFile)>>,
+    seen: Mutex<Option<(Stamp, EnablementFile)>>,
 }
+
+/// Modification time and length of the file (`None`: it does not exist).
+type Stamp = Option<(SystemTime, u64)>;
 
 impl EnablementWatch {
     pub fn new(path: PathBuf) -> Self {
