@@ -67,6 +67,7 @@ fn runtime() -> tokio::runtime::Runtime {
 fn bench(c: &mut Criterion) {
     let bin = counter();
     let rt = runtime();
+    let _enter = rt.enter();
     let mut group = c.benchmark_group("mcp");
     group.measurement_time(Duration::from_secs(5));
 
