@@ -429,16 +429,17 @@ fn git_marketplace_expands_relative_url_and_git_subdir_entries() {
                 market_commit.as_str()
             ),
             (
-                "remote-url",
-                &*format!("https://github.com/acme/tools/tree/{other}"),
-                other.as_str()
-            ),
-            (
                 "remote-subdir",
                 &*format!("https://github.com/acme/tools/tree/{other}/nested/sub"),
                 other.as_str()
             ),
-        ]
+            (
+                "remote-url",
+                &*format!("https://github.com/acme/tools/tree/{other}"),
+                other.as_str()
+            ),
+        ],
+        "actions are sorted by entry name"
     );
     let warnings = plan["warnings"].to_string();
     assert!(

@@ -582,7 +582,7 @@ fn manifest_v2_runtime_validation() {
         (
             "unknown capability",
             r#"{"command": "./run", "capabilities": ["filesystem"]}"#,
-            r#"runtime.capabilities: unknown capability "filesystem" (want one of: interceptors, strategies, providers, ui, tools, session)"#,
+            r#"runtime.capabilities: unknown capability "filesystem" (want one of: interceptors, strategies, providers, ui, tools)"#,
         ),
         (
             "tools without capability",
@@ -722,7 +722,7 @@ fn manifest_v2_runtime_accepts_boundary_values() {
                     "timeoutMillis": 0,
                     "intercepts": points,
                     "replaces": slots,
-                    "capabilities": ["interceptors", "strategies", "providers", "ui", "tools", "session"]
+                    "capabilities": ["interceptors", "strategies", "providers", "ui", "tools"]
                 }
             })
             .to_string(),
