@@ -417,3 +417,100 @@ fn an_apps_only_manifest_is_blocked_with_its_reason() {
     assert!(text.contains("\"none\""), "{text}");
     assert!(text.contains("apps are not supported"), "{text}");
 }
+
+fn native_with_runtime(dir: &Path, name: &str, command: &str, theme_json: &str) {
+    write(
+        &dir.join("reasonix-plugin.json"),
+        &json!({
+            "apiVersion": "reasonix.io/plugin/v2",
+            "name": name,
+            "version": "1.0.0",
+            "contributes": {"skills": ["skills"], "themes": ["themes/*/theme.json"]},
+            "runtime": {
+                "command": command,
+                "intercepts": ["input.receive"],
+                "capabilities": ["interceptors", "tools"],
+                "tools": [
+                    {"name": "lookup", "description": "Look up a term", "inputSchema": {"type": "object"}},
+                    {"name": "define", "description": "Define a term", "inputSchema": {"type": "object"}}
+                ]
+            }
+        })
+        .to_string(),
+    );
+    write(
+        &dir.join("skills/glossary/SKILL.md"),
+        "---\ndescription: g\n---\n",
+    );
+    write(&dir.join("themes/dusk/theme.json"), theme_json);
+    write(
+        &dir.join("themes/dawn/theme.json"),
+        r##"{"colors":{"bg":"#fff"}}"##,
+    );
+}
+
+#[test]
+fn list_flags_runtimes_with_their_tools_and_show_marks_a_rejected_theme() {
+    let sb = Sandbox::new();
+    let native = sb.work.join("native");
+    native_with_runtime(
+        &native,
+        "native",
+        "${REASONIX_PLUGIN_ROOT}/bin/native",
+        "{ not json",
+    );
+    let wasm = sb.work.join("wasm");
+    native_with_runtime(
+        &wasm,
+        "wasm",
+        "${REASONIX_PLUGIN_ROOT}/extension.wasm",
+        r##"{"colors":{"bg":"#000"}}"##,
+    );
+    for dir in [&native, &wasm] {
+        sb.ok(&["plugin", "install", dir.to_str().unwrap(), "--yes"]);
+    }
+    let list = sb.ok(&["plugin", "list"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "native\tenabled\t1.0.0\t{}\t1 skills / 2 themes / FULL TRUST runtime (tools: lookup, define)",
+                native.display()
+            ),
+            format!(
+                "wasm\tenabled\t1.0.0\t{}\t1 skills / 2 themes / SANDBOXED runtime (tools: lookup, define)",
+                wasm.display()
+            ),
+        ]
+    );
+    let (_, listed) = sb.json(&["plugin", "list", "--json"]);
+    assert_eq!(listed["plugins"][0]["runtime"], "full_trust");
+    assert_eq!(listed["plugins"][1]["runtime"], "sandboxed");
+    assert_eq!(listed["plugins"][0]["tools"], json!(["lookup", "define"]));
+
+    // The broken theme.json is rejected (it never reaches the picker), and
+    // show says so beside it; the sound one is listed plainly.
+    let show = sb.ok(&["plugin", "show", "native"]);
+    let dusk = show
+        .lines()
+        .find(|l| l.contains("plugin:native:dusk"))
+        .unwrap();
+    assert!(
+        dusk.starts_with("  plugin:native:dusk\tthemes/dusk/theme.json\trejected: invalid JSON"),
+        "{show}"
+    );
+    let dawn = show
+        .lines()
+        .find(|l| l.contains("plugin:native:dawn"))
+        .unwrap();
+    assert_eq!(dawn, "  plugin:native:dawn\tthemes/dawn/theme.json");
+    let (_, shown) = sb.json(&["plugin", "show", "native", "--json"]);
+    let themes = shown["themes"].as_array().unwrap();
+    assert!(
+        s(&themes[1]["rejected"]).starts_with("invalid JSON"),
+        "{shown}"
+    );
+    assert!(themes[0].get("rejected").is_none());
+    assert!(!sb.ok(&["plugin", "show", "wasm"]).contains("rejected"));
+}

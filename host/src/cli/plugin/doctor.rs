@@ -153,56 +153,19 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Warnings for declared `theme.json` packs this reader rejects or whose
-/// color tokens it drops. They never change doctor's exit status; paths are
+/// Warnings for declared themes the theme reader rejects or whose color
+/// tokens it drops. They never change doctor's exit status; paths are
 /// relative to the package root.
 fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
     let mut out = Vec::new();
     for theme in &pkg.inventory.themes {
-        if !theme.path.ends_with("theme.json") {
-            continue;
+        let check = reasonix_package::themes::check(root, theme);
+        if let Some(why) = check.rejected {
+            out.push(format!("theme {}: rejected: {why}", theme.path));
         }
-        let text = match std::fs::read(root.join(&theme.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(format!("theme {}: cannot be read: {e}", theme.path));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_slice(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
-            continue;
-        };
-        if let Some(colors) = obj.get("colors") {
-            let Some(colors) = colors.as_object() else {
-                out.push(format!(
-                    "theme {}: colors must be an object; dropped",
-                    theme.path
-                ));
-                continue;
-            };
-            for (token, v) in colors {
-                if !v.as_str().is_some_and(is_hex_color) {
-                    out.push(format!(
-                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
-                        theme.path
-                    ));
-                }
-            }
+        for dropped in check.dropped {
+            out.push(format!("theme {}: {dropped}", theme.path));
         }
     }
     out
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|h| {
-        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }
