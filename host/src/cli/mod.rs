@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod dev;
+pub mod doctor;
 pub mod plugin;
 
 #[derive(Debug, Parser)]
@@ -27,6 +28,9 @@ pub enum Command {
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// Diagnose this workspace: `reasonix doctor capabilities [--json]`.
+    #[command(subcommand)]
+    Doctor(doctor::DoctorCommand),
 }
 
 /// Parse the process arguments and run the chosen command.
@@ -47,6 +51,7 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Dev(cmd) => dev::run(cmd),
+        Command::Doctor(cmd) => doctor::run(cmd),
     }
 }
 
