@@ -71,7 +71,10 @@ fn native(dir: &Path) {
                 "themes": ["themes/*/theme.json"],
                 "hooks": {
                     "PreToolUse": [{"match": "(unclosed", "command": "/bin/true"}],
-                    "SessionStart": [{"contextFile": "context/missing.md"}]
+                    "SessionStart": [{"contextFile": "context/missing.md"}],
+                    "Stop": [{"command": "echo done", "shell": "cmd"}],
+                    "OnBogus": [{"command": "/bin/true"}],
+                    "PostToolUse": [{"command": "echo $REASONIX_NOT_A_VAR", "shell": "bash"}]
                 },
                 "mcpServers": {
                     "indexer": {"command": "definitely-not-installed-indexer", "args": ["--token", SECRET], "env": {"INDEXER_TOKEN": SECRET}},
@@ -226,7 +229,7 @@ fn a_home_with_native_claude_and_codex_packages_reports_every_field() {
     );
     assert_eq!(
         (kit["hooks"].as_u64(), kit["mcp_servers"].as_u64()),
-        (Some(2), Some(2))
+        (Some(5), Some(2))
     );
     assert_eq!(kit["runtime"], true);
     assert_eq!(row("hookify")["manifest_kind"], "claude");
@@ -298,6 +301,9 @@ fn a_home_with_native_claude_and_codex_packages_reports_every_field() {
         ("error", "hook.invalid_matcher", "PreToolUse"),
         ("error", "hook.missing_context_file", "SessionStart"),
         ("error", "hook.malformed_settings", "bad-hooks"),
+        ("error", "hook.shell_unavailable", "Stop"),
+        ("warning", "hook.unknown_event", "OnBogus"),
+        ("warning", "hook.unprovided_variable", "PostToolUse"),
         ("warning", "plugin.compatibility", "hookify"),
         ("warning", "plugin.compatibility", "native-kit"),
         ("warning", "mcp.command_not_found", "indexer"),

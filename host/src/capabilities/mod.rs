@@ -211,6 +211,9 @@ pub struct PluginPackageInfo {
     pub themes: usize,
     /// Declares a code-extension runtime (FULL TRUST native or SANDBOXED wasm).
     pub runtime: bool,
+    /// `FULL TRUST` or `SANDBOXED` when `runtime` (for the human form).
+    #[serde(skip)]
+    pub trust: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// `ok`, `missing_root`, `invalid_manifest` or `disabled`.
@@ -444,6 +447,7 @@ fn collect_plugins(b: &mut Builder<'_>, registered: &[Registered]) -> PluginPack
             prompts: 0,
             themes: 0,
             runtime: false,
+            trust: None,
             warnings: Vec::new(),
             status: "ok",
         };
@@ -518,6 +522,11 @@ fn collect_plugins(b: &mut Builder<'_>, registered: &[Registered]) -> PluginPack
         }
         if let Some(rt) = runtime_info(pkg) {
             info.runtime = true;
+            info.trust = Some(if rt.sandbox.is_some() {
+                "SANDBOXED"
+            } else {
+                "FULL TRUST"
+            });
             runtime_issues(b, &e.name, &source, &pkg.root, &rt);
         }
         if !e.enabled {
@@ -837,11 +846,14 @@ fn collect_hooks(b: &mut Builder<'_>, registered: &[Registered]) -> HookReport {
         for h in &pkg.inventory.hooks {
             hook_entry(b, &mut report, r, pkg, h, &scope);
         }
+        // Interpreters, executables and context files, checked as a launch
+        // would resolve them (placeholders expanded).
         for issue in crate::hooks::check_hook_runtime(pkg) {
-            let (severity, code) = if issue.prerequisite {
-                (Severity::Error, "hook.shell_unavailable")
+            let code = issue.code;
+            let severity = if issue.prerequisite || code == "hook.missing_context_file" {
+                Severity::Error
             } else {
-                (Severity::Warning, "hook.command_not_found")
+                Severity::Warning
             };
             let source = b.disp.path(&pkg.root);
             b.issue(
@@ -886,21 +898,6 @@ fn hook_entry(
                 r.entry.name
             ),
             "Set command or contextFile for the hook entry.",
-            Some("hooks"),
-        );
-    }
-    if !context_file.is_empty() && !pkg.root.join(context_file).is_file() {
-        b.issue(
-            Severity::Error,
-            "hook.missing_context_file",
-            "hooks",
-            &event,
-            source.clone(),
-            format!(
-                "{}: hook contextFile {context_file} does not exist",
-                r.entry.name
-            ),
-            "Create the context file in the package or fix the hook's path.",
             Some("hooks"),
         );
     }

@@ -87,7 +87,10 @@ pub fn text(r: &Report) -> String {
     }
     let _ = writeln!(out, "plugins: {}", s.plugins);
     for p in &r.plugins.packages {
-        let runtime = if p.runtime { " / runtime" } else { "" };
+        let runtime = p
+            .trust
+            .map(|t| format!(" / {t} runtime"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "  {}\t{}\t{}\t{} skills / {} commands / {} prompts / {} hooks / {} MCP / {} themes{runtime}",
