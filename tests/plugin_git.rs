@@ -4,7 +4,7 @@
 //! redirected with `REASONIX_GITHUB_BASE`; nothing touches the network.
 mod plugin_common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use plugin_common::*;
 
