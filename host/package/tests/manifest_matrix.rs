@@ -733,7 +733,7 @@ fn manifest_v2_runtime_accepts_boundary_values() {
         assert_eq!(rt.replaces.len(), 10);
         assert_eq!(rt.priority, priority);
         assert_eq!(rt.timeout_millis(), None, "0 keeps the host defaults");
-        assert_eq!(rt.capabilities.len(), 6);
+        assert_eq!(rt.capabilities.len(), 5);
     }
     let dir = plugin(
         r#"{"apiVersion": "reasonix.io/plugin/v2", "name": "rt-ok",
