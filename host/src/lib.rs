@@ -6,4 +6,6 @@ pub mod hooks;
 pub mod install;
 pub mod registry;
 pub mod runtime;
+pub mod serve;
+pub mod skills;
 pub mod turn;

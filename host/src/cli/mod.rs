@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod dev;
 pub mod plugin;
+pub mod serve;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// Serve the plugin routes and the plugins page over HTTP.
+    Serve(serve::ServeArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Serve(args) => serve::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     }
 }

@@ -6,6 +6,7 @@ use super::common::{EXIT_FAILED, fail, home};
 use crate::install::digest::tree_digest;
 use crate::install::installed::find_installed;
 use crate::install::plan::runtime_info;
+use crate::install::view::theme_warnings;
 use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
@@ -151,58 +152,4 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     println!("ok: {} ({})", args.name, root.display());
     ExitCode::SUCCESS
-}
-
-/// Warnings for declared `theme.json` packs this reader rejects or whose
-/// color tokens it drops. They never change doctor's exit status; paths are
-/// relative to the package root.
-fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
-    let mut out = Vec::new();
-    for theme in &pkg.inventory.themes {
-        if !theme.path.ends_with("theme.json") {
-            continue;
-        }
-        let text = match std::fs::read(root.join(&theme.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(format!("theme {}: cannot be read: {e}", theme.path));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_slice(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
-            continue;
-        };
-        if let Some(colors) = obj.get("colors") {
-            let Some(colors) = colors.as_object() else {
-                out.push(format!(
-                    "theme {}: colors must be an object; dropped",
-                    theme.path
-                ));
-                continue;
-            };
-            for (token, v) in colors {
-                if !v.as_str().is_some_and(is_hex_color) {
-                    out.push(format!(
-                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
-                        theme.path
-                    ));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|h| {
-        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }
