@@ -313,9 +313,7 @@ async fn serve(args: ServeArgs, home: ReasonixHome) -> ExitCode {
     }
     match served {
         Ok(()) => {
-            if !args.json {
-                eprintln!("reasonix serve: stopped");
-            }
+            eprintln!("reasonix serve: stopped");
             ExitCode::SUCCESS
         }
         Err(e) => fail(
