@@ -136,7 +136,9 @@ function contributions(p) {
   const named = (i) => [i.invocation || i.name, i.description ? " — " + i.description : ""].join("");
   return [
     itemsBlock("skills", p.skills, named),
-    itemsBlock("commands", p.commands, (i) => named(i) + (i.argumentHint ? " " + i.argumentHint : "")),
+    itemsBlock("commands", p.commands, (i) => named(Object.assign({}, i, {
+      invocation: (i.invocation || i.name) + (i.argumentHint ? " " + i.argumentHint : ""),
+    }))),
     itemsBlock("prompts", p.prompts, named),
     itemsBlock("agents", p.agents, named),
     itemsBlock("themes", p.themes, (i) => i.invocation + " (" + i.path + ")"),
@@ -259,7 +261,10 @@ function planCard(plan) {
     plan.error ? el("div.error-line", null, plan.error) : null,
     ...plan.actions.map(actionBlock),
     warningsBlock(plan.warnings),
-    plan.next ? el("div.muted", null, plan.next) : null);
+    // The backend's `next` speaks CLI; here the button is the next step.
+    installable
+      ? el("div.muted", null, "Review the risk, the reasons and any FULL TRUST block. Install applies exactly this plan: if the source changes before then, it is refused.")
+      : (plan.next ? el("div.muted", null, plan.next) : null));
   card.querySelector("dl dd").id = "plan-id";
   const digest = card.querySelectorAll("dl dd")[1];
   if (digest) digest.id = "content-digest";
@@ -272,8 +277,10 @@ function planCard(plan) {
 }
 
 function actionBlock(a) {
-  const counts = ["skills " + a.skillCount, "commands " + a.commandCount, "prompts " + a.promptCount,
-    "agents " + a.agentCount, "hooks " + a.hookCount, "MCP servers " + a.toolCount, "themes " + a.themeCount];
+  // Zero counts are left out of the JSON.
+  const n = (v) => v || 0;
+  const counts = ["skills " + n(a.skillCount), "commands " + n(a.commandCount), "prompts " + n(a.promptCount),
+    "agents " + n(a.agentCount), "hooks " + n(a.hookCount), "MCP servers " + n(a.toolCount), "themes " + n(a.themeCount)];
   return el("div.action", { "data-name": a.name },
     el("div.head", null, el("span.name", null, a.name + " " + (a.version || "")),
       el("span.badge." + a.riskLevel, null, a.riskLevel)),
