@@ -369,6 +369,12 @@ mod tests {
             "https://mcp.example/sse"
         );
         assert_eq!(mask_url("http://h/p#tok"), "http://h/p#***");
+        // An `@` after the authority is not userinfo; odd input never panics.
+        assert_eq!(mask_url("https://h/p@x"), "https://h/p@x");
+        assert_eq!(mask_url("ünï://ü:ß@ä/ö?é=ø"), "ünï://***@ä/ö?é=***");
+        for odd in ["", "?", "#", "://", "@", "a?b=c=d&&=", "x://@/"] {
+            let _ = mask_url(odd);
+        }
     }
 
     #[test]

@@ -53,6 +53,16 @@ impl AppState {
     }
 }
 
+/// An answer with `reloadError` beside its own fields, which keep their
+/// order (the install_source JSON reads as upstream writes it).
+#[derive(serde::Serialize)]
+pub(crate) struct WithReload<T: serde::Serialize> {
+    #[serde(flatten)]
+    pub answer: T,
+    #[serde(rename = "reloadError", skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
+}
+
 /// Run blocking backend work (file system, git) off the async workers.
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,

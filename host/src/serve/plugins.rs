@@ -16,8 +16,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::{ApiError, json_body, registry_or};
-use super::{AppState, blocking};
+use super::{AppState, WithReload, blocking};
 use crate::install::installed::{Installed, find_installed, installed_packages};
+use crate::install::plan::InstallResponse;
 use crate::install::progress::Progress;
 use crate::install::view::{PluginView, plugin_view};
 use crate::install::{ErrorCode, InstallRequest, execute_install};
@@ -52,6 +53,9 @@ pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Vec<PluginV
     .await??;
     Ok(Json(views))
 }
+
+/// The install_source JSON, plus `reloadError` after a write.
+type InstallAnswer = WithReload<InstallResponse>;
 
 /// The body of `POST /plugins/plan` and `POST /plugins/install`.
 #[derive(Debug, Default, Deserialize)]
@@ -97,7 +101,10 @@ fn install_request(body: InstallBody, apply: bool) -> Result<InstallRequest, Api
     })
 }
 
-async fn run_install(state: &AppState, req: InstallRequest) -> Result<Json<Value>, ApiError> {
+async fn run_install(
+    state: &AppState,
+    req: InstallRequest,
+) -> Result<Json<InstallAnswer>, ApiError> {
     let home = state.home.clone();
     let sources = state.sources.clone();
     let resp = blocking(move || execute_install(&home, &sources, &req, &Progress::hidden()))
@@ -110,14 +117,18 @@ async fn run_install(state: &AppState, req: InstallRequest) -> Result<Json<Value
                 &e,
             )
         })?;
-    let mut body = serde_json::to_value(&resp).map_err(|e| ApiError::internal(e.to_string()))?;
     // Only a write has something to reload for (a plan, or an apply whose
     // every action failed, changed nothing).
     let wrote = resp.applied && resp.actions.iter().any(|a| a.status == "done");
-    if wrote && let Some(why) = state.reload_after_write().await {
-        body["reloadError"] = Value::String(why);
-    }
-    Ok(Json(body))
+    let reload_error = if wrote {
+        state.reload_after_write().await
+    } else {
+        None
+    };
+    Ok(Json(WithReload {
+        answer: resp,
+        reload_error,
+    }))
 }
 
 /// `POST /plugins/plan`: read a source and return its plan; writes nothing.
@@ -125,7 +136,7 @@ pub async fn plan(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<InstallAnswer>, ApiError> {
     let req = install_request(json_body(&headers, body).await?, false)?;
     run_install(&state, req).await
 }
@@ -135,7 +146,7 @@ pub async fn install(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<InstallAnswer>, ApiError> {
     let req = install_request(json_body(&headers, body).await?, true)?;
     let _write = state.writes.lock().await;
     run_install(&state, req).await
@@ -198,7 +209,7 @@ pub async fn enabled(
 pub async fn remove(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<InstallAnswer>, ApiError> {
     if !is_valid_name(&name) {
         return Err(ApiError::bad_name(&name));
     }
@@ -217,13 +228,15 @@ pub async fn remove(
                 ),
             )
         })?;
-    let mut body = serde_json::to_value(&resp).map_err(|e| ApiError::internal(e.to_string()))?;
-    if removed.is_some()
-        && let Some(why) = state.reload_after_write().await
-    {
-        body["reloadError"] = Value::String(why);
-    }
-    Ok(Json(body))
+    let reload_error = if removed.is_some() {
+        state.reload_after_write().await
+    } else {
+        None
+    };
+    Ok(Json(WithReload {
+        answer: resp,
+        reload_error,
+    }))
 }
 
 /// `GET /plugins/{name}/export`: the package as a zip, credentials

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::{ApiError, json_body, registry_or};
-use super::{AppState, blocking};
+use super::{AppState, WithReload, blocking};
 use crate::install::ErrorCode;
-use crate::skills::{installed_skills, parse_skill_id, set_skill_enabled};
+use crate::skills::{SkillView, installed_skills, parse_skill_id, set_skill_enabled};
 
 /// `GET /skills` → `{"skills": [...]}`.
 pub async fn list(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
@@ -37,7 +37,7 @@ pub async fn enabled(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WithReload<SkillView>>, ApiError> {
     let body: SkillEnabledBody = json_body(&headers, body).await?;
     let name = body
         .name
@@ -79,9 +79,8 @@ pub async fn enabled(
                 ),
             ),
         })?;
-    let mut out = serde_json::to_value(&view).map_err(|e| ApiError::internal(e.to_string()))?;
-    if let Some(why) = state.reload_after_write().await {
-        out["reloadError"] = Value::String(why);
-    }
-    Ok(Json(out))
+    Ok(Json(WithReload {
+        answer: view,
+        reload_error: state.reload_after_write().await,
+    }))
 }
