@@ -5,11 +5,11 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::error::ApiError;
 use super::kernel::{KernelStatus, ReloadRefused};
+use crate::runtime::host::ReloadReport;
 
 /// `GET /extensions`: the serving generation and its runtimes.
 pub async fn status(State(state): State<Arc<AppState>>) -> Json<KernelStatus> {
@@ -20,23 +20,17 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Json<KernelStatus> {
 /// while a turn runs (retry once idle, as the seed says for Serve); 422
 /// `reload.failed` when the new runtime could not be built (the old one
 /// keeps serving).
-pub async fn reload(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+pub async fn reload(State(state): State<Arc<AppState>>) -> Result<Json<Swapped>, ApiError> {
     // Refuse at once rather than wait behind a write for a turn to end.
     if state.kernel.is_busy() {
         return Err(busy());
     }
     let _write = state.writes.lock().await;
     match state.kernel.reload().await {
-        Ok(report) => Ok(Json(json!({
-            "status": "swapped",
-            "fromGeneration": report.from_generation,
-            "toGeneration": report.to_generation,
-            "added": report.added,
-            "removed": report.removed,
-            "changed": report.changed,
-            "unchanged": report.unchanged,
-            "degraded": report.degraded,
-        }))),
+        Ok(report) => Ok(Json(Swapped {
+            status: "swapped",
+            report,
+        })),
         Err(ReloadRefused::Busy) => Err(busy()),
         Err(e @ ReloadRefused::Failed { kept, .. }) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -46,6 +40,15 @@ pub async fn reload(State(state): State<Arc<AppState>>) -> Result<Json<Value>, A
         .detail(e.to_string())
         .param("keptGeneration", kept)),
     }
+}
+
+/// A reload that swapped: `{status: "swapped", fromGeneration,
+/// toGeneration, added, removed, changed, unchanged, degraded}`.
+#[derive(Debug, serde::Serialize)]
+pub struct Swapped {
+    status: &'static str,
+    #[serde(flatten)]
+    report: ReloadReport,
 }
 
 fn busy() -> ApiError {

@@ -13,7 +13,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::error::{ApiError, json_body, registry_or};
 use super::{AppState, WithReload, blocking};
@@ -164,7 +163,7 @@ pub async fn enabled(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WithReload<Switched>>, ApiError> {
     let body: EnabledBody = json_body(&headers, body).await?;
     let name = body
         .name
@@ -197,11 +196,17 @@ pub async fn enabled(
             ),
         ),
     })?;
-    let mut out = serde_json::json!({"name": name, "enabled": enabled});
-    if let Some(why) = state.reload_after_write().await {
-        out["reloadError"] = Value::String(why);
-    }
-    Ok(Json(out))
+    Ok(Json(WithReload {
+        answer: Switched { name, enabled },
+        reload_error: state.reload_after_write().await,
+    }))
+}
+
+/// The answer of `POST /plugins/enabled`.
+#[derive(Debug, serde::Serialize)]
+pub struct Switched {
+    name: String,
+    enabled: bool,
 }
 
 /// `DELETE /plugins/{name}`: the uninstall JSON (`blocked` when nothing
