@@ -9,7 +9,8 @@ packages. Environment:
   CHROMIUM, CHROMEDRIVER   the browser and its driver (Debian's by default)
 
 Plan -> install the starter -> its FULL TRUST block shows -> disable ->
-remove; then a hostile package's texts render as inert text.
+remove; a wasm package shows its SANDBOXED block; a hostile package's texts
+render as inert text.
 """
 
 import os
@@ -25,6 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 PAGE = os.environ["SERVE_PAGE_URL"]
 STARTER = os.environ["STARTER_SOURCE"]
 EVIL = os.environ["EVIL_SOURCE"]
+BOXED = os.environ["SANDBOXED_SOURCE"]
 SCREENS = os.environ["SCREENS_DIR"]
 # Long enough for a loaded CI machine to start a sidecar; never a timing check.
 WAIT = 120
@@ -71,7 +73,8 @@ def main():
 
 
 def shot(driver, name):
-    # Full height, so the whole page is in the picture.
+    # From the top and full height, so the whole page is in the picture.
+    driver.execute_script("window.scrollTo(0, 0)")
     height = driver.execute_script("return document.body.scrollHeight")
     driver.set_window_size(1280, max(900, min(height + 40, 4000)))
     driver.save_screenshot(os.path.join(SCREENS, name))
@@ -143,6 +146,23 @@ def run(driver):
     assert not driver.find_elements(*plugin("starter"))
     shot(driver, "05-removed.png")
 
+    step("a sandboxed package")
+    install = plan_and_install(driver, wait, BOXED)
+    plan_box = driver.find_element(By.CSS_SELECTOR, "#plan .trust.sandboxed")
+    assert "SANDBOXED" in plan_box.text and not driver.find_elements(By.CSS_SELECTOR, "#plan .trust.full")
+    install.click()
+    card = wait.until(ec.presence_of_element_located(plugin("boxed")))
+    block = card.find_element(By.CSS_SELECTOR, ".trust.sandboxed")
+    assert block.find_element(By.CSS_SELECTOR, ".title").text == "SANDBOXED"
+    for want in ["BOXED_MODE", "32 MiB", "network", "read-only"]:
+        assert want in block.text, (want, block.text)
+    assert not card.find_elements(By.CSS_SELECTOR, ".trust.full")
+    # Its component is not built: the runtime says it is degraded.
+    wait.until(lambda d: "degraded: boxed" in d.find_element(By.ID, "runtime-status").text)
+    line = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '.plugin[data-name="boxed"] [data-role="degraded"]')))
+    assert "boxed.wasm" in line.text, line.text
+    shot(driver, "06-sandboxed.png")
+
     step("hostile package texts stay text")
     title = driver.title
     plan_and_install(driver, wait, EVIL).click()
@@ -152,7 +172,7 @@ def run(driver):
     assert "<img src=x" in card.text, card.text
     assert "\\u{202e}" in card.text and "\u202e" not in card.text, ascii(card.text)
     assert "\\u{1b}" in card.text and "\x1b" not in card.text, ascii(card.text)
-    shot(driver, "06-hostile-text.png")
+    shot(driver, "07-hostile-text.png")
 
 
 if __name__ == "__main__":

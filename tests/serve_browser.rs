@@ -1,8 +1,9 @@
 //! The plugins page in a real headless browser: Debian's `chromium`
 //! driven through its `chromedriver` by Python `selenium`
 //! (tests/serve_browser.py), against the `reasonix serve` binary: plan →
-//! install examples/starter → its FULL TRUST block → disable → remove, and a
-//! hostile package's texts rendered inert.
+//! install examples/starter → its FULL TRUST block → disable → remove, a
+//! wasm package's SANDBOXED block, and a hostile package's texts rendered
+//! inert.
 //!
 //! Needs /usr/bin/chromium, /usr/bin/chromedriver and `python3 -m pip
 //! install selenium` (tests/run-all installs all three). Screenshots go to
@@ -46,6 +47,28 @@ fn hostile_package(dir: &Path) {
     );
 }
 
+/// A wasm-component package whose component is not built: the page must
+/// show its SANDBOXED block, and the runtime that could not start.
+fn sandboxed_package(dir: &Path) {
+    write(
+        &dir.join("reasonix-plugin.json"),
+        r#"{
+  "apiVersion": "reasonix.io/plugin/v2",
+  "name": "boxed",
+  "version": "1.0.0",
+  "description": "a sandboxed component",
+  "runtime": {
+    "command": "${REASONIX_PLUGIN_ROOT}/bin/boxed.wasm",
+    "intercepts": ["input.receive"],
+    "capabilities": ["interceptors"],
+    "env": {"BOXED_MODE": "strict"},
+    "sandbox": {"memoryMiB": 32}
+  }
+}
+"#,
+    );
+}
+
 #[test]
 fn the_page_plans_installs_disables_and_removes_the_starter() {
     let chromium = tool("CHROMIUM", "/usr/bin/chromium");
@@ -64,6 +87,8 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
     examples::built_copy("starter", examples::Kind::Native, &starter);
     let evil = work.path().join("evil");
     hostile_package(&evil);
+    let boxed = work.path().join("boxed");
+    sandboxed_package(&boxed);
     let screens = std::env::var_os("REASONIX_SCREENS")
         .map(PathBuf::from)
         .unwrap_or_else(|| work.path().join("screens"));
@@ -89,6 +114,7 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .env("SERVE_PAGE_URL", info["pageUrl"].as_str().unwrap())
         .env("STARTER_SOURCE", &starter)
         .env("EVIL_SOURCE", &evil)
+        .env("SANDBOXED_SOURCE", &boxed)
         .env("SCREENS_DIR", &screens)
         .env("CHROMIUM", &chromium)
         .env("CHROMEDRIVER", &driver)
@@ -130,7 +156,7 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         let png = std::fs::read(screens.join(format!("{shot}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{shot} is not a PNG");
     }
-    // The page's removal reached the registry: only the hostile package is left.
+    // The page's removal reached the registry: the starter is gone.
     let registry: serde_json::Value =
         serde_json::from_slice(&std::fs::read(home.path().join("plugin-packages.json")).unwrap())
             .unwrap();
@@ -140,6 +166,6 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["evil"]);
+    assert_eq!(names, ["boxed", "evil"]);
     assert!(!home.path().join("plugins/starter").exists());
 }

@@ -193,9 +193,16 @@ function pluginCard(p) {
     dl([["source", p.source], ["mode", p.mode], ["kind", p.manifestKind], ["root", p.root],
       ["commit", p.commit], ["status", p.statusReason]]),
     trustBlock(p.runtime),
+    degradedLine(p),
     ...contributions(p),
     p.skipped && p.skipped.length ? itemsBlock("skipped", p.skipped, (s) => s.capability + (s.path ? " " + s.path : "") + ": " + s.reason) : null,
     warningsBlock(p.warnings));
+}
+
+function degradedLine(p) {
+  const degraded = runtimeStatus && runtimeStatus.degraded.find((d) => d.plugin === p.name);
+  if (!degraded || !p.enabled) return null;
+  return el("div.error-line", { "data-role": "degraded" }, "Its runtime is not running: " + degraded.why);
 }
 
 async function setEnabled(name, enabled) {
@@ -344,8 +351,11 @@ async function loadSkills() {
     })));
 }
 
+let runtimeStatus = null;
+
 async function loadRuntime() {
   const status = await apiJSON("GET", "/extensions");
+  runtimeStatus = status;
   const running = status.runtimes.map((r) => r.plugin + " (" + r.trust.replace("_", " ") + ")");
   let text = "runtime: generation " + status.generation + (running.length ? " — " + running.join(", ") : " — no code extensions");
   if (status.bootError) text += " — not started: " + status.bootError;
@@ -359,7 +369,9 @@ async function reloadRuntime() {
 }
 
 async function refreshAll() {
-  await Promise.all([loadPlugins(), loadSkills(), loadRuntime().catch((e) => message(e.message, "error"))]);
+  // The runtime first: the cards say which runtimes could not start.
+  await loadRuntime().catch((e) => message(e.message, "error"));
+  await Promise.all([loadPlugins(), loadSkills()]);
 }
 
 // Run one user action: errors become a message; the page is then refreshed.
