@@ -1,5 +1,6 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod config;
 pub mod export;
 pub mod home;
 pub mod hooks;
@@ -7,5 +8,5 @@ pub mod install;
 pub mod registry;
 pub mod runtime;
 pub mod serve;
+pub mod session;
 pub mod skills;
-pub mod turn;

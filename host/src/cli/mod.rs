@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod chat;
 pub mod dev;
 pub mod plugin;
 pub mod serve;
@@ -27,6 +28,9 @@ pub enum Command {
     Plugin(plugin::PluginArgs),
     /// Serve the plugin routes and the plugins page over HTTP.
     Serve(serve::ServeArgs),
+    /// An interactive session: everything the enabled plugins contribute,
+    /// live (hooks, tools, slash commands, extension UI, providers).
+    Chat(chat::ChatArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -50,6 +54,7 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Serve(args) => serve::run(args),
+        Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     }
 }

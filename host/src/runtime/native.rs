@@ -376,11 +376,12 @@ impl HostServices for UiServices {
         plugin: &str,
         params: UIRequestParams,
     ) -> reasonix_sidecar::BoxFuture<Result<UIRequestResult, RpcError>> {
-        let kind = kind_name(&params.kind);
-        let result = self
-            .hub
-            .request(
-                plugin,
+        let hub = Arc::clone(&self.hub);
+        let plugin = plugin.to_string();
+        Box::pin(async move {
+            let kind = kind_name(&params.kind);
+            hub.request_async(
+                &plugin,
                 UiCall {
                     surface_id: &params.surface_id,
                     session_id: &params.session_id,
@@ -389,6 +390,7 @@ impl HostServices for UiServices {
                     payload: &params.payload,
                 },
             )
+            .await
             .map(|answer| UIRequestResult {
                 cancelled: answer.cancelled,
                 values: answer
@@ -400,8 +402,8 @@ impl HostServices for UiServices {
                     })
                     .collect(),
             })
-            .map_err(|r| rpc_error(r.reason, r.message));
-        Box::pin(async move { result })
+            .map_err(|r| rpc_error(r.reason, r.message))
+        })
     }
 }
 

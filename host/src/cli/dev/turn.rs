@@ -1,19 +1,17 @@
-//! `reasonix dev turn`: one scripted turn through every hook point against
-//! the enabled plugins, printed as aligned text or (`--json`) as data.
+//! `reasonix dev turn`: a one-turn client of [`Session`]: open a session on
+//! the enabled plugins, run one scripted turn, close, and print every hook
+//! point, declarative hook and tool call as aligned text or (`--json`) data.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
 
 use crate::home::ReasonixHome;
-use crate::runtime::host::{RuntimeHost, SessionCarry};
-use crate::runtime::registry_source::RegistrySource;
-use crate::runtime::ui::{UiAnswers, UiHub};
-use crate::turn::echo::ScriptedCall;
-use crate::turn::{self, TurnOptions, TurnStatus};
+use crate::session::{
+    InputSource, Interaction, ScriptedCall, Session, SessionOptions, TurnOptions, TurnStatus,
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
@@ -132,20 +130,15 @@ pub fn run(args: TurnArgs) -> ExitCode {
         Ok(dir) => dir,
         Err(e) => return failure(&format!("cannot read the current directory: {e}")),
     };
-    let ui_answers = if answers.is_empty() {
-        UiAnswers::Headless
-    } else {
-        UiAnswers::Scripted(answers)
-    };
-    let options = TurnOptions {
-        input: args.input.clone(),
-        model: args.model.clone(),
-        session: args.session.clone(),
-        calls,
+    let mut options = SessionOptions::new(home.clone(), workspace);
+    options.session_file = args.session.clone();
+    options.model = args.model.clone();
+    options.scripted_calls = calls;
+    options.interaction = Interaction::Scripted {
         deny: args.deny.iter().cloned().collect::<BTreeSet<_>>(),
-        compact: args.compact,
-        workspace_root: workspace.clone(),
+        ui_answers: (!answers.is_empty()).then_some(answers),
     };
+    options.first_generation = super::reload::recorded_generation(&home);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -154,53 +147,49 @@ pub fn run(args: TurnArgs) -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return failure(&format!("cannot start the async runtime: {e}")),
     };
+    let compact = args.compact;
     runtime.block_on(async move {
-        let session_id = match &options.session {
-            Some(path) => match turn::read_session(path) {
-                Ok(Some(file)) => file.session_id,
-                Ok(None) => turn::new_session_id(),
-                Err(message) => return failure(&message),
-            },
-            None => turn::new_session_id(),
+        let session = match Session::open(options).await {
+            Ok(session) => session,
+            Err(error) => return failure(&error.to_string()),
         };
-        let hub = Arc::new(UiHub::new(ui_answers));
-        let generation = super::reload::recorded_generation(&home);
-        let source = Arc::new(RegistrySource::new(home, reasonix_sidecar::Guard::CurrentExe, Arc::clone(&hub)));
-        let host = match RuntimeHost::start_at(
-            generation,
-            source,
-            &session_id,
-            &workspace.display().to_string(),
-            hub,
-            SessionCarry::default(),
-        )
-        .await
-        {
-            Ok(host) => host,
-            Err(error) => {
-                return failure(&format!(
-                    "the extension runtime did not start: {error}\n\
-                     hint: `reasonix plugin doctor <name>` checks a plugin; `reasonix plugin disable <name>` takes it out"
-                ));
-            }
-        };
-        let report = turn::run_turn(&host, &options).await;
-        host.shutdown().await;
-        let report = match report {
+        let (opening, opening_hooks) = session.opening();
+        let turn = session
+            .run_turn(
+                args.input.clone(),
+                InputSource::User,
+                TurnOptions {
+                    compact,
+                    ..TurnOptions::default()
+                },
+            )
+            .await;
+        let closing = session.close().await;
+        let mut report = match turn {
             Ok(report) => report,
-            Err(message) => return failure(&message),
+            Err(error) => return failure(&error.to_string()),
         };
+        // The report covers the whole one-turn session: its opening and
+        // closing points and hooks too.
+        report.points = opening
+            .into_iter()
+            .chain(report.points)
+            .chain(closing)
+            .collect();
+        report.hooks = opening_hooks.into_iter().chain(report.hooks).collect();
         if args.json {
             match serde_json::to_string_pretty(&report) {
                 Ok(text) => println!("{text}"),
                 Err(e) => return failure(&e.to_string()),
             }
         } else {
-            print!("{}", turn::render::render(&report));
+            print!("{}", super::render::render(&report));
         }
         match report.status {
             TurnStatus::Failed { .. } => ExitCode::from(1),
-            TurnStatus::Completed | TurnStatus::Blocked { .. } => ExitCode::SUCCESS,
+            TurnStatus::Completed | TurnStatus::Blocked { .. } | TurnStatus::Cancelled => {
+                ExitCode::SUCCESS
+            }
         }
     })
 }
