@@ -31,7 +31,7 @@ use crate::session::{
 Examples:\n  \
     reasonix chat\n  \
     printf 'hello\\n/reload\\n' | reasonix chat --json\n  \
-    reasonix chat --model plugin/echo-provider/echo/small --session work.json")]
+    reasonix chat --model plugin/echo-provider/echo/echo-1 --session work.json")]
 pub struct ChatArgs {
     /// A model ref: `echo` (built in) or `plugin/<plugin>/<provider>/<model>`.
     /// Default: the configured `default_model`, else `echo`.

@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod chat;
 pub mod dev;
+pub mod doctor;
 pub mod plugin;
 pub mod serve;
 
@@ -34,6 +35,9 @@ pub enum Command {
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// Diagnose this workspace: `reasonix doctor capabilities [--json]`.
+    #[command(subcommand)]
+    Doctor(doctor::DoctorCommand),
 }
 
 /// Parse the process arguments and run the chosen command.
@@ -56,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
+        Command::Doctor(cmd) => doctor::run(cmd),
     }
 }
 

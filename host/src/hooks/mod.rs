@@ -26,6 +26,9 @@ pub struct HookContext {
     pub plugin_version: Option<String>,
     pub reasonix_home: PathBuf,
     pub workspace_root: PathBuf,
+    /// An explicit Bash (`[tools.shell] path`): explicit Bash hooks use it
+    /// instead of the `bash` on PATH.
+    pub bash: Option<PathBuf>,
 }
 
 impl HookContext {
@@ -36,6 +39,7 @@ impl HookContext {
             plugin_version: pkg.version.clone(),
             reasonix_home: absolute(reasonix_home),
             workspace_root: absolute(workspace_root),
+            bash: None,
         }
     }
 
@@ -147,6 +151,10 @@ pub struct HookRun {
 /// A hook that cannot run on this machine, found before it is ever run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HookRuntimeIssue {
+    /// The stable diagnostics code: `hook.shell_unavailable`,
+    /// `hook.command_not_found`, `hook.missing_context_file` or
+    /// `hook.unprovided_variable`.
+    pub code: &'static str,
     pub event: String,
     pub description: Option<String>,
     pub message: String,
@@ -166,6 +174,7 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
     for hook in &pkg.inventory.hooks {
         for var in unprovided_reasonix_vars(hook) {
             issues.push(HookRuntimeIssue {
+                code: "hook.unprovided_variable",
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message: format!(
@@ -175,10 +184,11 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
                 remediation: None,
             });
         }
-        if let Some((message, prerequisite, remediation)) =
+        if let Some((code, message, prerequisite, remediation)) =
             runtime_problem(hook, &root, &absolute(&pkg.root))
         {
             issues.push(HookRuntimeIssue {
+                code,
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message,
@@ -234,16 +244,17 @@ pub fn unprovided_reasonix_vars(hook: &Hook) -> Vec<String> {
     out
 }
 
-/// `(message, prerequisite, remediation)` for a hook that cannot run.
+/// `(code, message, prerequisite, remediation)` for a hook that cannot run.
 fn runtime_problem(
     hook: &Hook,
     root: &str,
     root_path: &Path,
-) -> Option<(String, bool, Option<String>)> {
+) -> Option<(&'static str, String, bool, Option<String>)> {
     if let Some(ctx) = &hook.context_file {
         let path = root_path.join(expand::plugin_root(ctx, root));
         return (!path.is_file()).then(|| {
             (
+                "hook.missing_context_file",
                 format!("context file {} does not exist", path.display()),
                 false,
                 None,
@@ -270,7 +281,7 @@ fn runtime_problem(
                 ),
                 _ => None,
             };
-            Some((e.to_string(), true, remediation))
+            Some(("hook.shell_unavailable", e.to_string(), true, remediation))
         }
         Ok(launch::Launch::Exec { program, .. }) => {
             let found = if program.contains('/') {
@@ -286,6 +297,7 @@ fn runtime_problem(
             };
             (!found).then(|| {
                 (
+                    "hook.command_not_found",
                     format!("hook executable {program:?} was not found"),
                     false,
                     None,
@@ -393,7 +405,18 @@ pub fn run_hook(hook: &Hook, index: usize, ctx: &HookContext, payload: &Payload)
             .map(|x| expand::plugin_root(x, &root))
             .collect::<Vec<_>>()
     });
-    let launch = match launch::plan(&command, args.as_deref(), hook.shell.as_deref()) {
+    let explicit_bash = hook
+        .shell
+        .as_deref()
+        .is_some_and(|s| s.trim().eq_ignore_ascii_case("bash"));
+    let launch = match (&ctx.bash, explicit_bash) {
+        (Some(bash), true) if args.is_none() => Ok(launch::Launch::Shell {
+            interpreter: bash.clone(),
+            argv: vec!["-c".into(), command.clone()],
+        }),
+        _ => launch::plan(&command, args.as_deref(), hook.shell.as_deref()),
+    };
+    let launch = match launch {
         Ok(l) => l,
         Err(e) => {
             run.stderr = e.to_string();
@@ -560,6 +583,7 @@ mod tests {
             plugin_version: Some(String::new()),
             reasonix_home: "/h".into(),
             workspace_root: "/w".into(),
+            bash: None,
         };
         let keys: Vec<_> = ctx.environment().into_iter().map(|(k, _)| k).collect();
         assert_eq!(

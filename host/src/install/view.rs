@@ -34,6 +34,9 @@ pub struct ItemView {
     /// Themes: the file, relative to the package root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Themes: why the theme reader refuses it (it is not offered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -133,6 +136,7 @@ fn item(name: &str, description: &Option<String>) -> ItemView {
         run_as: None,
         argument_hint: None,
         path: None,
+        rejected: None,
     }
 }
 
@@ -221,6 +225,7 @@ pub fn plugin_view(installed: &Installed) -> PluginView {
         .map(|t| ItemView {
             invocation: Some(format!("plugin:{plugin}:{}", t.name)),
             path: Some(t.path.clone()),
+            rejected: reasonix_package::themes::check(&installed.root, t).rejected,
             ..item(&t.name, &None)
         })
         .collect();
@@ -300,58 +305,21 @@ pub fn mask_url(url: &str) -> String {
     format!("{base}{query}{fragment}")
 }
 
-/// Warnings for declared `theme.json` packs the theme reader rejects or
-/// whose color tokens it drops (§a.12). They never change a verdict; paths
-/// are relative to the package root.
+/// Warnings for declared themes the theme reader rejects or whose color
+/// tokens it drops (§a.12, `reasonix_package::themes`). They never change a
+/// verdict; paths are relative to the package root.
 pub fn theme_warnings(root: &Path, pkg: &LoadedPackage) -> Vec<String> {
     let mut out = Vec::new();
     for theme in &pkg.inventory.themes {
-        if !theme.path.ends_with("theme.json") {
-            continue;
+        let check = reasonix_package::themes::check(root, theme);
+        if let Some(why) = check.rejected {
+            out.push(format!("theme {}: rejected: {why}", theme.path));
         }
-        let text = match std::fs::read(root.join(&theme.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(format!("theme {}: cannot be read: {e}", theme.path));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_slice(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
-            continue;
-        };
-        if let Some(colors) = obj.get("colors") {
-            let Some(colors) = colors.as_object() else {
-                out.push(format!(
-                    "theme {}: colors must be an object; dropped",
-                    theme.path
-                ));
-                continue;
-            };
-            for (token, v) in colors {
-                if !v.as_str().is_some_and(is_hex_color) {
-                    out.push(format!(
-                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
-                        theme.path
-                    ));
-                }
-            }
+        for dropped in check.dropped {
+            out.push(format!("theme {}: {dropped}", theme.path));
         }
     }
     out
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|h| {
-        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }
 
 #[cfg(test)]
@@ -374,16 +342,6 @@ mod tests {
         assert_eq!(mask_url("ünï://ü:ß@ä/ö?é=ø"), "ünï://***@ä/ö?é=***");
         for odd in ["", "?", "#", "://", "@", "a?b=c=d&&=", "x://@/"] {
             let _ = mask_url(odd);
-        }
-    }
-
-    #[test]
-    fn hex_colors() {
-        for ok in ["#abc", "#abcd", "#a0b1c2", "#A0B1C2FF"] {
-            assert!(is_hex_color(ok), "{ok}");
-        }
-        for bad in ["abc", "#ab", "#ggg", "#12345"] {
-            assert!(!is_hex_color(bad), "{bad}");
         }
     }
 }

@@ -82,6 +82,7 @@ impl Inventory {
         unreadable: Vec<(String, String)>,
         home: &ReasonixHome,
         workspace: &Path,
+        bash: Option<PathBuf>,
     ) -> Inventory {
         let packages = enabled
             .into_iter()
@@ -98,6 +99,7 @@ impl Inventory {
                     reasonix_home: std::path::absolute(home.root())
                         .unwrap_or_else(|_| home.root().to_path_buf()),
                     workspace_root: workspace.to_path_buf(),
+                    bash: bash.clone(),
                 },
                 package,
             })

@@ -382,6 +382,7 @@ impl Session {
                 Arc::clone(&hub),
             ),
             options.workspace.clone(),
+            config.shell.path.clone(),
         ));
         let carry = SessionCarry {
             session_path: options.session_file.clone(),
@@ -431,6 +432,12 @@ impl Session {
         };
         for warning in session.inner.config.warnings.clone() {
             session.warn("config", &warning.to_string());
+        }
+        for (name, why) in &session.inventory().unreadable {
+            session.warn(
+                "plugins",
+                &format!("plugin {name} is enabled but does not read ({why}); it is left out"),
+            );
         }
         let loaded = existing.is_some();
         if let Err(error) = turn::open_session(&session, loaded).await {

@@ -100,6 +100,14 @@ fn entries(session: &Session) -> Vec<SlashEntry> {
     entries
 }
 
+/// Whether a template uses `$ARGUMENTS` or a positional `$N`.
+fn has_placeholder(template: &str) -> bool {
+    template.contains("$ARGUMENTS")
+        || template
+            .match_indices('$')
+            .any(|(i, _)| template[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// Split arguments: whitespace-separated, `"…"` and `'…'` group.
 pub(crate) fn split_args(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -148,7 +156,11 @@ pub(super) async fn run(session: &Session, line: &str) -> Result<Submitted, Sess
     match entry.kind {
         EntryKind::Command | EntryKind::Prompt => {
             let body = read_body(session, &entry)?;
-            let rendered = reasonix_package::inventory::render_template(&body, &args);
+            let mut rendered = reasonix_package::inventory::render_template(&body, &args);
+            // A template without placeholders still gets what was typed.
+            if !rest.is_empty() && !has_placeholder(&body) {
+                let _ = write!(rendered, "\n\nARGUMENTS: {rest}");
+            }
             turn(
                 session,
                 rendered,

@@ -1,8 +1,8 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::common::{EXIT_FAILED, fail, home};
+use crate::capabilities::RuntimeCommand;
 use crate::install::digest::tree_digest;
 use crate::install::installed::find_installed;
 use crate::install::plan::runtime_info;
@@ -21,13 +21,6 @@ use crate::install::{ErrorCode, InstallError};
 pub struct DoctorArgs {
     /// Installed plugin name.
     pub name: String,
-}
-
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
 }
 
 pub fn run(args: DoctorArgs) -> ExitCode {
@@ -103,25 +96,18 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     if let Some(rt) = runtime_info(pkg) {
         print!("{}", super::show::full_trust_block(&rt, ""));
-        let expanded = rt
-            .command
-            .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
-        if expanded.contains('/') {
-            let p = Path::new(&expanded);
-            let p = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                root.join(p)
-            };
-            if !p.is_file() {
+        match crate::capabilities::runtime_command(root, &rt) {
+            RuntimeCommand::Missing(p) => {
                 println!("missing runtime command: {} (expected a file)", p.display());
                 println!(
                     "remediation: build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`"
                 );
                 failed = true;
             }
-        } else if on_path(&expanded).is_none() {
-            println!("warning: runtime command {expanded:?} was not found on PATH");
+            RuntimeCommand::NotOnPath(cmd) => {
+                println!("warning: runtime command {cmd:?} was not found on PATH");
+            }
+            RuntimeCommand::Found(_) | RuntimeCommand::OnPath(_) => {}
         }
     }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {

@@ -180,7 +180,15 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
     if !inv.themes.is_empty() {
         out.push_str("themes:\n");
         for t in &inv.themes {
-            out.push_str(&format!("  plugin:{plugin}:{}\t{}\n", t.name, t.path));
+            // A rejected theme is not in the picker: say so, and why.
+            let verdict = reasonix_package::themes::check(&pkg.root, t)
+                .rejected
+                .map(|why| format!("\trejected: {why}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  plugin:{plugin}:{}\t{}{verdict}\n",
+                t.name, t.path
+            ));
         }
     }
     if !inv.hooks.is_empty() {

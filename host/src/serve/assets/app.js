@@ -141,7 +141,7 @@ function contributions(p) {
     }))),
     itemsBlock("prompts", p.prompts, named),
     itemsBlock("agents", p.agents, named),
-    itemsBlock("themes", p.themes, (i) => i.invocation + " (" + i.path + ")"),
+    itemsBlock("themes", p.themes, (i) => i.invocation + " (" + i.path + ")" + (i.rejected ? " — rejected: " + i.rejected : "")),
     itemsBlock("hooks", p.hooks, (h) => h.event + " match=" + (h.match || "*") + " " + (h.command || ("contextFile " + (h.contextFile || ""))) + (h.description ? " — " + h.description : "")),
     itemsBlock("MCP servers", p.mcpServers, (m) => m.name + " (" + m.transport + ") " + (m.command || m.url || "") + (m.autoStart ? "" : " [not auto-started]")),
   ];
