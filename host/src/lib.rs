@@ -1,4 +1,5 @@
 //! The Reasonix plugin host: package management and the extension runtime.
+pub mod capabilities;
 pub mod cli;
 pub mod config;
 pub mod export;
@@ -9,4 +10,6 @@ pub mod mcp;
 pub mod proxy;
 pub mod registry;
 pub mod runtime;
+pub mod serve;
 pub mod session;
+pub mod skills;

@@ -10,9 +10,10 @@
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
 //! - [`inventory`]: skill/command/prompt/agent discovery inside declared roots.
-//! - [`marketplace`]: Claude `.claude-plugin/marketplace.json` catalogues.
+//! - [`marketplace`]: Claude and Codex marketplace catalogues.
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
 //! - [`mask`]: what of an MCP server entry is a credential (display and export).
+//! - [`themes`]: what the theme reader accepts, rejects or drops.
 
 pub mod compat;
 pub mod inventory;
@@ -21,5 +22,6 @@ pub mod marketplace;
 pub mod mask;
 pub mod package;
 pub mod paths;
+pub mod themes;
 
 pub use package::*;

@@ -484,8 +484,14 @@ mod tests {
             mask_url("https://mcp.context7.com/mcp"),
             "https://mcp.context7.com/mcp"
         );
-        // A password with '@' in it still goes whole.
+        // A password with '@' in it still goes whole; '@' in a path is no
+        // userinfo; odd input never panics.
         assert_eq!(mask_url("https://u:p@ss@h/"), "https://***@h/");
+        assert_eq!(mask_url("https://h/p@x"), "https://h/p@x");
+        assert_eq!(mask_url("ünï://ü:ß@ä/ö?é=ø"), "ünï://***@ä/ö?é=ø");
+        for odd in ["", "?", "#", "://", "@", "a?b=c=d&&=", "x://@/"] {
+            let _ = mask_url(odd);
+        }
     }
 
     #[test]

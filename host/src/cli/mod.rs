@@ -6,8 +6,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod chat;
 pub mod dev;
+pub mod doctor;
 pub mod mcp;
 pub mod plugin;
+pub mod serve;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,12 +30,17 @@ pub enum Command {
     Plugin(plugin::PluginArgs),
     /// The MCP servers of installed plugins: list, enable, disable, tools.
     Mcp(mcp::McpArgs),
+    /// Serve the plugin routes and the plugins page over HTTP.
+    Serve(serve::ServeArgs),
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).
     Chat(chat::ChatArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// Diagnose this workspace: `reasonix doctor capabilities [--json]`.
+    #[command(subcommand)]
+    Doctor(doctor::DoctorCommand),
 }
 
 /// Parse the process arguments and run the chosen command.
@@ -54,8 +61,10 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Mcp(args) => mcp::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
+        Command::Doctor(cmd) => doctor::run(cmd),
     }
 }
 

@@ -1,11 +1,12 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::common::{EXIT_FAILED, fail, home};
+use crate::capabilities::RuntimeCommand;
 use crate::install::digest::tree_digest;
 use crate::install::installed::find_installed;
 use crate::install::plan::runtime_info;
+use crate::install::view::theme_warnings;
 use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
@@ -20,13 +21,6 @@ use crate::install::{ErrorCode, InstallError};
 pub struct DoctorArgs {
     /// Installed plugin name.
     pub name: String,
-}
-
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
 }
 
 pub fn run(args: DoctorArgs) -> ExitCode {
@@ -102,25 +96,18 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     if let Some(rt) = runtime_info(pkg) {
         print!("{}", super::show::full_trust_block(&rt, ""));
-        let expanded = rt
-            .command
-            .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
-        if expanded.contains('/') {
-            let p = Path::new(&expanded);
-            let p = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                root.join(p)
-            };
-            if !p.is_file() {
+        match crate::capabilities::runtime_command(root, &rt) {
+            RuntimeCommand::Missing(p) => {
                 println!("missing runtime command: {} (expected a file)", p.display());
                 println!(
                     "remediation: build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`"
                 );
                 failed = true;
             }
-        } else if on_path(&expanded).is_none() {
-            println!("warning: runtime command {expanded:?} was not found on PATH");
+            RuntimeCommand::NotOnPath(cmd) => {
+                println!("warning: runtime command {cmd:?} was not found on PATH");
+            }
+            RuntimeCommand::Found(_) | RuntimeCommand::OnPath(_) => {}
         }
     }
     for m in &inv.mcp_servers {
@@ -131,14 +118,16 @@ pub fn run(args: DoctorArgs) -> ExitCode {
                 .replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy())
                 .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
             let found = if expanded.contains('/') {
-                let p = Path::new(&expanded);
+                let p = std::path::Path::new(&expanded);
                 if p.is_absolute() {
                     p.is_file()
                 } else {
                     root.join(p).is_file()
                 }
             } else {
-                on_path(&expanded).is_some()
+                std::env::var_os("PATH").is_some_and(|path| {
+                    std::env::split_paths(&path).any(|dir| dir.join(&expanded).is_file())
+                })
             };
             if !found && !expanded.contains('$') {
                 println!(
@@ -177,58 +166,4 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     println!("ok: {} ({})", args.name, root.display());
     ExitCode::SUCCESS
-}
-
-/// Warnings for declared `theme.json` packs this reader rejects or whose
-/// color tokens it drops. They never change doctor's exit status; paths are
-/// relative to the package root.
-fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
-    let mut out = Vec::new();
-    for theme in &pkg.inventory.themes {
-        if !theme.path.ends_with("theme.json") {
-            continue;
-        }
-        let text = match std::fs::read(root.join(&theme.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(format!("theme {}: cannot be read: {e}", theme.path));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_slice(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
-            continue;
-        };
-        if let Some(colors) = obj.get("colors") {
-            let Some(colors) = colors.as_object() else {
-                out.push(format!(
-                    "theme {}: colors must be an object; dropped",
-                    theme.path
-                ));
-                continue;
-            };
-            for (token, v) in colors {
-                if !v.as_str().is_some_and(is_hex_color) {
-                    out.push(format!(
-                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
-                        theme.path
-                    ));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|h| {
-        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }
