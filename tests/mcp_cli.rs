@@ -186,7 +186,6 @@ fn connecting_and_discovering_servers_never_moves_the_prefix() {
 /// ran green on the turn harness (commit "reasonix mcp and dev turn end to
 /// end").
 #[test]
-#[ignore = "waits for the Session to route use_capability through reasonix::proxy with its McpHub"]
 fn a_turn_reaches_an_mcp_tool_and_the_prefix_never_moves() {
     require_python_sdk();
     let env = Env::new();
@@ -366,4 +365,88 @@ fn codex_bearer_token_env_var_becomes_a_header_and_a_required_variable() {
         "--json",
     ]);
     assert!(exported.contains("GH_PAT"), "{exported}");
+}
+
+/// The done-when of the MCP issue, in one `reasonix chat` session: `/mcp
+/// connect` connects a plugin's Python server, the model's
+/// `use_capability` lists and calls one of its tools, and the prefix hash
+/// is the same before and after the connect.
+#[test]
+fn a_chat_session_connects_a_plugin_server_and_calls_its_tool_through_the_proxy() {
+    require_python_sdk();
+    let env = Env::new();
+    let marks = tempfile::tempdir().unwrap();
+    env.install(
+        "pytools",
+        &[("reasonix-plugin.json", native_with_py(marks.path()))],
+    );
+    let lines = "before the connect\n/mcp\n/mcp connect py\nafter the connect\n";
+    let out = {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reasonix"))
+            .args([
+                "chat",
+                "--json",
+                "--call",
+                r#"use_capability={"action":"list"}"#,
+                "--call",
+                r#"use_capability={"action":"call","name":"mcp__py__echo","arguments":{"text":"from chat"}}"#,
+            ])
+            .current_dir(env.work.path())
+            .env("REASONIX_HOME", env.home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(lines.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == kind).collect() };
+    let outputs = of("command_output");
+    assert!(
+        outputs[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("py (pytools) stdio"),
+        "{}",
+        outputs[0]
+    );
+    assert!(
+        outputs[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("connected py: "),
+        "{}",
+        outputs[1]
+    );
+    let ended = of("turn_ended");
+    assert_eq!(ended.len(), 2);
+    assert_eq!(
+        ended[0]["prefixHash"], ended[1]["prefixHash"],
+        "connecting changed the provider-visible prefix"
+    );
+    // In the turn after the connect the listing names the server's tools
+    // and the call reaches it.
+    let results: Vec<&Value> = of("tool_result");
+    let after: Vec<&&Value> = results.iter().skip(2).collect();
+    let listing: Vec<Value> =
+        serde_json::from_str(after[0]["record"]["result"].as_str().unwrap()).unwrap();
+    assert!(
+        listing.iter().any(|c| c["name"] == "mcp__py__echo"),
+        "{listing:?}"
+    );
+    assert_eq!(after[1]["record"]["name"], "mcp__py__echo");
+    assert_eq!(after[1]["record"]["kind"], "mcp");
+    assert_eq!(after[1]["record"]["result"], "from chat");
 }

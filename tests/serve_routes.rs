@@ -663,13 +663,13 @@ async fn export_names_the_required_env_and_views_mask_credentials() {
         .find(|m| m["name"] == "priv")
         .unwrap()["url"]
         .clone();
-    assert_eq!(priv_url, "https://***@mcp.example/x?key=***&v=***");
+    assert_eq!(priv_url, "https://***@mcp.example/x?key=***&v=1");
 
     let export = kit.get("/plugins/creds/export").await;
     assert_eq!(export.status, 200);
     assert_eq!(
         export.header("x-reasonix-required-env").as_deref(),
-        Some("DOCS_AUTHORIZATION,DOCS_TOKEN,LOCAL_MODE")
+        Some("DOCS_AUTHORIZATION,DOCS_TOKEN,LOCAL_MODE,PRIV_KEY,PRIV_URL_USERINFO")
     );
     assert_eq!(
         export.header("content-disposition").as_deref(),
@@ -682,8 +682,11 @@ async fn export_names_the_required_env_and_views_mask_credentials() {
         &mut manifest,
     )
     .unwrap();
-    assert!(!manifest.contains("hunter2"), "{manifest}");
+    for secret in ["hunter2", "pa55word", "s3cr3t"] {
+        assert!(!manifest.contains(secret), "{secret} exported: {manifest}");
+    }
     assert!(manifest.contains("${DOCS_AUTHORIZATION}"), "{manifest}");
+    assert!(manifest.contains("${PRIV_KEY}"), "{manifest}");
     kit.stop().await;
 }
 

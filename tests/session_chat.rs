@@ -485,10 +485,11 @@ if pid == 0:
     os.environ["TERM"] = "xterm"
     os.execv(reasonix, [reasonix, "chat"])
 out = b""
+seen = 0  # each wait looks only past the previous match
 def read_until(token, timeout=60):
-    global out
+    global out, seen
     end = time.time() + timeout
-    while token.encode() not in out:
+    while token.encode() not in out[seen:]:
         left = end - time.time()
         if left <= 0:
             sys.stderr.write(out.decode(errors="replace"))
@@ -499,6 +500,7 @@ def read_until(token, timeout=60):
                 out += os.read(fd, 4096)
             except OSError:
                 break
+    seen = out.index(token.encode(), seen) + len(token)
 read_until("> ")
 os.write(fd, b"/rel\t")
 read_until("/reload")
@@ -506,7 +508,16 @@ os.write(fd, b"\x15hello terminal\r")
 read_until("assistant: echo: [starter] hello terminal")
 read_until("> ")
 os.write(fd, b"\x04")
-_, status = os.waitpid(pid, 0)
+end = time.time() + 60
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    if time.time() > end:
+        os.kill(pid, 9)
+        sys.stderr.write(out.decode(errors="replace"))
+        sys.exit("chat did not end after Ctrl-D")
+    time.sleep(0.05)
 try:
     while True:
         chunk = os.read(fd, 4096)

@@ -19,6 +19,7 @@ pub const REASONIX: &str = env!("CARGO_BIN_EXE_reasonix");
 
 /// A plain-HTTP client that ignores proxy settings.
 pub fn client() -> reqwest::Client {
+    reasonix::mcp::hub::install_crypto();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

@@ -186,7 +186,9 @@ impl std::fmt::Debug for McpHub {
     }
 }
 
-fn install_crypto() {
+/// Installs rustls' ring provider for this process; every HTTP client of
+/// the host (and of its tests) calls it before building one.
+pub fn install_crypto() {
     // reqwest is built without a default TLS provider (no aws-lc-sys):
     // rustls on ring serves https servers. Installing twice is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();

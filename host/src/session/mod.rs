@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::home::ReasonixHome;
+use crate::mcp::{HubOptions, McpHub};
 use crate::runtime::generation::Generation;
 use crate::runtime::host::{ReloadOutcome, RuntimeHost, SessionCarry};
 use crate::runtime::registry_source::RegistrySource;
@@ -311,6 +312,9 @@ struct Inner {
     config: Config,
     tool_env: tools::ToolEnv,
     host: RuntimeHost,
+    /// The MCP servers of the enabled packages: one live session per
+    /// server, shared by every call (reached through `use_capability`).
+    mcp: Arc<McpHub>,
     bus: Arc<events::EventBus>,
     questions: Arc<Questions>,
     state: Mutex<State>,
@@ -409,12 +413,22 @@ impl Session {
             .or_else(|| config.default_model.clone())
             .unwrap_or_else(|| ECHO_MODEL.to_string());
         let tool_env = tools::ToolEnv::new(options.workspace.clone(), &config.shell);
+        let mcp = match McpHub::from_home(&options.home, HubOptions::new(options.guard.clone())) {
+            Ok(hub) => hub,
+            Err(error) => {
+                host.shutdown().await;
+                return Err(SessionError::Runtime(format!(
+                    "the MCP servers of the enabled plugins: {error}"
+                )));
+            }
+        };
         let session = Session {
             inner: Arc::new(Inner {
                 options,
                 config,
                 tool_env,
                 host,
+                mcp: Arc::new(mcp),
                 bus,
                 questions,
                 state: Mutex::new(State {
@@ -442,8 +456,21 @@ impl Session {
         let loaded = existing.is_some();
         if let Err(error) = turn::open_session(&session, loaded).await {
             session.inner.host.shutdown().await;
+            session.inner.mcp.close().await;
             return Err(error);
         }
+        // Enabled servers without a usable cached schema connect for
+        // discovery in the background; nothing they find changes the
+        // provider-visible tools (they are reached through the proxy).
+        let discovery = session.clone();
+        tokio::spawn(async move {
+            for (id, error) in discovery.inner.mcp.discover().await {
+                discovery.warn(
+                    "mcp",
+                    &format!("MCP server {id}: discovery failed: {error}"),
+                );
+            }
+        });
         Ok(session)
     }
 
@@ -568,7 +595,7 @@ impl Session {
         *self.cancel_slot() = None;
         // A reload queued during the turn ran when it ended.
         if let Some(outcome) = &report.reload {
-            self.announce_reload(outcome);
+            self.announce_reload(outcome).await;
         }
         self.emit_status();
         Ok(report)
@@ -600,9 +627,14 @@ impl Session {
     /// current generation serving.
     pub async fn reload(&self) -> ReloadOutcome {
         let outcome = self.inner.host.reload().await;
-        self.announce_reload(&outcome);
+        self.announce_reload(&outcome).await;
         self.emit_status();
         outcome
+    }
+
+    /// The MCP servers of the enabled packages.
+    pub fn mcp(&self) -> &Arc<McpHub> {
+        &self.inner.mcp
     }
 
     /// Switch model: `echo` or a `plugin/<plugin>/<provider>/<model>` ref
@@ -745,6 +777,7 @@ impl Session {
         let _gate = self.inner.turn_gate.lock().await;
         let records = turn::close_session(self).await;
         self.inner.host.shutdown().await;
+        self.inner.mcp.close().await;
         self.inner.bus.emit(SessionEvent::Closed);
         records
     }
@@ -796,11 +829,15 @@ impl Session {
         });
     }
 
-    fn announce_reload(&self, outcome: &ReloadOutcome) {
+    async fn announce_reload(&self, outcome: &ReloadOutcome) {
         self.emit(SessionEvent::Reload {
             outcome: outcome.clone(),
         });
         if let ReloadOutcome::Swapped(_) = outcome {
+            // The MCP servers follow the packages that declare them.
+            if let Err(error) = self.inner.mcp.reload().await {
+                self.warn("mcp", &format!("the MCP servers did not reload: {error}"));
+            }
             // The model may have gone with its plugin: say so now rather
             // than at the next turn.
             let model = self.model();

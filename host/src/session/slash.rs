@@ -24,6 +24,10 @@ const BUILTINS: &[(&str, &str)] = &[
         "answer a published form: /form <plugin>/<surface> key=value …",
     ),
     ("help", "list the commands"),
+    (
+        "mcp",
+        "the MCP servers of the enabled plugins; /mcp connect <id> connects one",
+    ),
     ("model", "show the models, or switch: /model <ref>"),
     (
         "plugins",
@@ -453,10 +457,66 @@ async fn builtin(session: &Session, word: &str, rest: &str) -> Result<Submitted,
         }
         "plugins" => plugins(session, &command, rest),
         "form" => form(session, &command, rest).await,
+        "mcp" => mcp(session, &command, rest).await,
         _ => Err(SessionError::UnknownCommand {
             command,
             closest: Vec::new(),
         }),
+    }
+}
+
+/// `/mcp` lists the servers (masked); `/mcp connect <id>` connects one for
+/// this session and lists its tools. Connecting never changes the
+/// provider-visible tools: the model reaches them through `use_capability`.
+async fn mcp(session: &Session, command: &str, rest: &str) -> Result<Submitted, SessionError> {
+    let hub = session.mcp();
+    let args = split_args(rest);
+    match args.as_slice() {
+        [] => {
+            let servers = hub.servers();
+            let mut text = String::new();
+            for server in &servers {
+                let _ = writeln!(
+                    text,
+                    "{} ({}) {} {}{}{}",
+                    server.id,
+                    server.plugin,
+                    server.transport,
+                    server.state.as_str(),
+                    server
+                        .tools
+                        .map(|n| format!(" · {n} tools"))
+                        .unwrap_or_default(),
+                    if server.cached { " · cached" } else { "" }
+                );
+            }
+            if text.is_empty() {
+                text = "no MCP servers: no enabled plugin declares one\n".to_string();
+            }
+            let data = serde_json::to_value(&servers).unwrap_or_default();
+            output(session, command, text, data)
+        }
+        [connect, id] if connect == "connect" => {
+            let tools = hub
+                .connect(id)
+                .await
+                .map_err(|e| SessionError::Action(format!("/mcp connect {id}: {e}")))?;
+            let names: Vec<&str> = tools.iter().map(|t| t.capability.as_str()).collect();
+            let text = format!(
+                "connected {id}: {} tools{}",
+                tools.len(),
+                if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", names.join(", "))
+                }
+            );
+            let data = serde_json::to_value(&tools).unwrap_or_default();
+            output(session, command, text, data)
+        }
+        _ => Err(SessionError::Usage(
+            "usage: /mcp, or /mcp connect <id>".to_string(),
+        )),
     }
 }
 

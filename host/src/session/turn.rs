@@ -37,14 +37,16 @@ use super::report::{HookRecord, PointRecord, RuntimeSummary, ToolRecord, TurnRep
 use super::{Interaction, Session, SessionError, TurnOptions, file, source, tools};
 use crate::config::RuleVerdict;
 use crate::hooks::Payload;
-use crate::proxy::{AllowAll, CapabilityProxy, PROXY_TOOL, ProxyContext};
+use crate::proxy::{
+    AllowAll, CapabilityProxy, PROXY_TOOL, PermissionCheck, PermissionQuery, PermissionVerdict,
+    ProxyContext, ToolPolicy,
+};
 use crate::runtime::StreamOpen;
 use crate::runtime::dispatcher::{DispatchError, Outcome, Ruling};
 use crate::runtime::generation::Generation;
 use crate::runtime::provider::{ProviderStream, new_stream_id};
 use crate::runtime::redaction::clean_text;
 use crate::runtime::session_state::{self, AuditEntryRecord, PluginSessionState};
-use crate::runtime::tools::Permit;
 use reasonix_protocol::payloads::{
     AgentStartPayload, CompactionCompletePayload, CompactionPreparePayload, ContextPayload,
     FrontendEventPayload, HostDecision, InputPayload, PermissionPayload, ProviderRequestPayload,
@@ -513,8 +515,19 @@ impl<'a> Turn<'a> {
             return tool.read_only;
         }
         if name == PROXY_TOOL {
-            // list / inspect without a name change nothing.
+            // list / inspect / decline change nothing.
             return true;
+        }
+        if name.starts_with("mcp__") {
+            // The server's live (or cached) hint; the proxy checks it again
+            // right before the dispatch.
+            return self
+                .session()
+                .inner
+                .mcp
+                .catalog()
+                .iter()
+                .any(|t| t.capability == name && t.read_only_hint == Some(true));
         }
         self.rec
             .generation
@@ -890,25 +903,65 @@ impl<'a> Turn<'a> {
                 Err(content) => (content, true),
             });
         }
-        let catalog = &self.rec.generation.capabilities;
+        let generation = Arc::clone(&self.rec.generation);
+        let proxy = CapabilityProxy::new(&generation.capabilities, Some(&session.inner.mcp));
+        let context = ProxyContext {
+            policy: if session.inner.options.read_only {
+                ToolPolicy::ReadOnly
+            } else {
+                ToolPolicy::Full
+            },
+        };
         if called == PROXY_TOOL && !via_proxy {
             // list, inspect, decline (or a malformed request): answered by
             // the proxy, nothing is dispatched, so no permission is asked.
-            let reply = CapabilityProxy::new(catalog, None)
-                .handle(called_args, &ProxyContext::default(), &AllowAll)
-                .await;
+            let reply = proxy.handle(called_args, &context, &AllowAll).await;
             return Ok((reply.content, reply.is_error));
         }
-        let permit = Permit::granted(tool);
-        let call = catalog.call(&permit, tool, args);
+        // The permission was decided above; the proxy re-checks enablement,
+        // the connection identity, the policy and the live hints right
+        // before the dispatch, and refuses a call whose hints no longer
+        // match what was decided on.
+        let decided = Decided {
+            read_only: self.read_only(tool),
+        };
         let reply = tokio::select! {
-            reply = call => reply,
+            reply = proxy.call(tool, args, &context, &decided) => reply,
             _ = self.cancel.cancelled() => return Err(Stop::Cancelled),
         };
-        Ok(match reply {
-            Ok(reply) => (reply.content, reply.is_error),
-            Err(error) => (error.to_string(), true),
-        })
+        // The proxy already notes a replay or restart in the content.
+        Ok((reply.content, reply.is_error))
+    }
+}
+
+/// The permission check the proxy runs right before a dispatch, after the
+/// turn's permission step allowed the call: the live hints must still be
+/// what that decision assumed.
+struct Decided {
+    read_only: bool,
+}
+
+impl PermissionCheck for Decided {
+    fn check<'a>(
+        &'a self,
+        query: &'a PermissionQuery,
+    ) -> crate::runtime::BoxFuture<'a, PermissionVerdict> {
+        let verdict = if self.read_only && !query.read_only {
+            PermissionVerdict {
+                allow: false,
+                reason: Some(format!(
+                    "`{}` is no longer marked read-only; it was allowed as read-only, so it \
+                     must be asked again",
+                    query.capability
+                )),
+            }
+        } else {
+            PermissionVerdict {
+                allow: true,
+                reason: None,
+            }
+        };
+        Box::pin(std::future::ready(verdict))
     }
 }
 
