@@ -11,7 +11,7 @@ use clap::Args;
 use crate::home::ReasonixHome;
 use crate::install::source::SourceContext;
 use crate::serve::auth::{generate_token, remove_token_file, write_token_file};
-use crate::serve::kernel::{Kernel, RuntimeKernel};
+use crate::serve::kernel::ServeKernel;
 use crate::serve::{ServeOptions, Server};
 
 #[derive(Debug, Args)]
@@ -215,7 +215,7 @@ async fn serve(args: ServeArgs, home: ReasonixHome) -> ExitCode {
         eprintln!("reasonix serve: starting the code-extension runtime…");
     }
     let kernel = Arc::new(
-        RuntimeKernel::start(
+        ServeKernel::start(
             home.clone(),
             reasonix_sidecar::Guard::CurrentExe,
             sources.workspace.clone(),
@@ -228,7 +228,7 @@ async fn serve(args: ServeArgs, home: ReasonixHome) -> ExitCode {
         listen: args.listen,
         token: token.clone(),
     };
-    let server = match Server::bind(options, Arc::clone(&kernel) as Arc<dyn Kernel>).await {
+    let server = match Server::bind(options, Arc::clone(&kernel)).await {
         Ok(s) => s,
         Err(e) => {
             kernel.shutdown().await;
