@@ -1,9 +1,10 @@
 //! The plugins page in a real headless browser: Debian's `chromium`
 //! driven through its `chromedriver` by Python `selenium`
 //! (tests/serve_browser.py), against the `reasonix serve` binary: plan →
-//! install examples/starter → its FULL TRUST block → disable → remove, a
-//! wasm package's SANDBOXED block, and a hostile package's texts rendered
-//! inert.
+//! install examples/starter → its FULL TRUST block → the chat panel (a line
+//! the starter rewrote, examples/status-ui's surfaces and its card's
+//! button) → disable → remove, a wasm package's SANDBOXED block, and a
+//! hostile package's texts rendered inert.
 //!
 //! Needs /usr/bin/chromium, /usr/bin/chromedriver and `python3 -m pip
 //! install selenium` (tests/run-all installs all three). Screenshots go to
@@ -85,6 +86,8 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
     let work = tempfile::TempDir::new().unwrap();
     let starter = work.path().join("starter");
     examples::built_copy("starter", examples::Kind::Native, &starter);
+    let status_ui = work.path().join("status-ui");
+    examples::built_copy("status-ui", examples::Kind::Native, &status_ui);
     let evil = work.path().join("evil");
     hostile_package(&evil);
     let boxed = work.path().join("boxed");
@@ -113,6 +116,7 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .arg(&script)
         .env("SERVE_PAGE_URL", info["pageUrl"].as_str().unwrap())
         .env("STARTER_SOURCE", &starter)
+        .env("STATUS_UI_SOURCE", &status_ui)
         .env("EVIL_SOURCE", &evil)
         .env("SANDBOXED_SOURCE", &boxed)
         .env("SCREENS_DIR", &screens)
@@ -150,6 +154,7 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         "01-empty",
         "02-plan",
         "03-installed",
+        "03b-chat",
         "04-disabled",
         "05-removed",
     ] {
@@ -166,6 +171,6 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["boxed", "evil"]);
+    assert_eq!(names, ["boxed", "evil", "status-ui"]);
     assert!(!home.path().join("plugins/starter").exists());
 }
