@@ -785,3 +785,60 @@ async fn a_session_whose_reload_fails_keeps_its_generation_and_writes_say_so() {
     assert_eq!(user["text"], "[starter] still here");
     kit.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_switch_reaches_the_open_sessions() {
+    let kit = Kit::start().await;
+    let source = starter(&kit);
+    kit.plan_and_install(&source).await;
+    let id = kit.open_session(json!({})).await;
+    let offered = |detail: &Value| {
+        detail["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["command"] == "/starter:hello")
+    };
+    assert!(offered(&kit.get(&format!("/sessions/{id}")).await.json()));
+    let off = kit
+        .post(
+            "/skills/enabled",
+            json!({"name": "starter:hello", "enabled": false}),
+        )
+        .await
+        .json();
+    assert!(off.get("reloadError").is_none(), "{off}");
+    assert_eq!(off["active"], false);
+    // GET /skills and the session agree.
+    assert_eq!(
+        kit.get("/skills").await.json()["skills"][0]["active"],
+        false
+    );
+    assert!(!offered(&kit.get(&format!("/sessions/{id}")).await.json()));
+    let refused = input(&kit, &id, "/starter:hello").await;
+    let body = refused.refused(422, "command.usage");
+    assert!(
+        body["params"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("switched off"),
+        "{body}"
+    );
+    let listed = input(&kit, &id, "/skills").await.json();
+    assert!(
+        listed["text"]
+            .as_str()
+            .unwrap()
+            .contains("switched off: starter:hello"),
+        "{listed}"
+    );
+    kit.post(
+        "/skills/enabled",
+        json!({"name": "starter:hello", "enabled": true}),
+    )
+    .await;
+    assert!(offered(&kit.get(&format!("/sessions/{id}")).await.json()));
+    let used = input(&kit, &id, "/starter:hello").await.json();
+    assert_eq!(used["kind"], "turn", "{used}");
+    kit.stop().await;
+}

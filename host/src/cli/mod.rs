@@ -27,7 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
-    /// Serve the plugin routes and the plugins page over HTTP.
+    // About and long help come from `ServeArgs` (a doc comment here would
+    // replace both).
     Serve(serve::ServeArgs),
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).

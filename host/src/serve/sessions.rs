@@ -360,15 +360,21 @@ async fn create(
     Ok((StatusCode::CREATED, Json(view(&session, file))))
 }
 
+#[derive(Debug, Serialize)]
+pub struct SessionList {
+    sessions: Vec<SessionView>,
+}
+
 /// `GET /sessions` → `{sessions: [...]}`.
-async fn list(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let sessions: Vec<SessionView> = state
-        .kernel
-        .list()
-        .into_iter()
-        .map(|(session, file)| view(&session, file))
-        .collect();
-    Json(json!({ "sessions": sessions }))
+async fn list(State(state): State<Arc<AppState>>) -> Json<SessionList> {
+    Json(SessionList {
+        sessions: state
+            .kernel
+            .list()
+            .into_iter()
+            .map(|(session, file)| view(&session, file))
+            .collect(),
+    })
 }
 
 /// `GET /sessions/{id}`.
@@ -405,13 +411,21 @@ async fn close(
 // ----- events -----
 
 /// One event as SSE: its `type` is the event name, the event (with its
-/// `type`) the data, on one line.
+/// `type` first, fields in their declared order) the data, on one line.
 fn sse_event(event: &SessionEvent) -> Event {
-    let value = serde_json::to_value(event).unwrap_or_else(|e| {
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: &'a str,
+    }
+    let data = serde_json::to_string(event).unwrap_or_else(|e| {
         json!({"type": "warning", "source": "serve", "message": format!("an event could not be encoded: {e}")})
+            .to_string()
     });
-    let name = value["type"].as_str().unwrap_or("event").to_string();
-    Event::default().event(name).data(value.to_string())
+    let name = serde_json::from_str::<Tag>(&data)
+        .map(|t| t.kind.to_string())
+        .unwrap_or_else(|_| "warning".into());
+    Event::default().event(name).data(data)
 }
 
 /// `GET /sessions/{id}/events`: every event from now on, the first being
