@@ -5,13 +5,16 @@ packages. Environment:
   SERVE_PAGE_URL   the page address with its #token=... fragment
   STARTER_SOURCE   a built copy of examples/starter
   STATUS_UI_SOURCE a built copy of examples/status-ui
+  ASKER_SOURCE     a package whose extension asks a form question on every input
   EVIL_SOURCE      a package whose texts try to inject HTML and bidi controls
   SCREENS_DIR      where to write PNG screenshots
   CHROMIUM, CHROMEDRIVER   the browser and its driver (Debian's by default)
 
 Plan -> install the starter -> its FULL TRUST block shows -> chat: a line
 the starter rewrote, status-ui's status and card surfaces, the card's
-button -> disable -> remove; a wasm package shows its SANDBOXED block; a
+button -> an extension's form question answered in the panel, with a
+disable meanwhile whose refused reload the page retries once the turn ends
+-> remove; a wasm package shows its SANDBOXED block; a
 hostile package's texts render as inert text.
 """
 
@@ -28,6 +31,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 PAGE = os.environ["SERVE_PAGE_URL"]
 STARTER = os.environ["STARTER_SOURCE"]
 STATUS_UI = os.environ["STATUS_UI_SOURCE"]
+ASKER = os.environ["ASKER_SOURCE"]
 EVIL = os.environ["EVIL_SOURCE"]
 BOXED = os.environ["SANDBOXED_SOURCE"]
 SCREENS = os.environ["SCREENS_DIR"]
@@ -137,13 +141,31 @@ def run(driver):
 
     chat(driver, wait)
 
-    step("disable")
-    card = driver.find_element(*plugin("starter"))
-    card.find_element(By.CSS_SELECTOR, 'button[data-action="disable"]').click()
+    step("install the asker")
+    plan_and_install(driver, wait, ASKER).click()
+    wait.until(ec.presence_of_element_located(plugin("asker")))
+    # The install reloaded the idle session too.
+    wait.until(lambda d: "runtimes: asker, starter, status-ui" in d.find_element(By.ID, "chat-status").text)
+
+    step("a form question holds the turn; disable meanwhile")
+    driver.find_element(By.ID, "chat-input").send_keys("who asks")
+    driver.find_element(By.ID, "chat-send").click()
+    question = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '#chat-questions .question[data-kind="form"]')))
+    assert "asker asks: Who?" in question.text, question.text
+    driver.find_element(*plugin("starter")).find_element(By.CSS_SELECTOR, 'button[data-action="disable"]').click()
     wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '.plugin[data-name="starter"][data-state="disabled"]')))
+    wait.until(lambda d: any("reloads once it ends" in m.text for m in d.find_elements(By.CSS_SELECTOR, "#messages .msg")))
+    # Refused while the turn runs: the starter still runs everywhere.
+    assert "starter" in driver.find_element(By.ID, "runtime-status").text
+    shot(driver, "03c-question.png")
+
+    step("answer it; the page retries the reload once idle")
+    question.find_element(By.CSS_SELECTOR, 'input[data-key="value"]').send_keys("Ada")
+    question.find_element(By.CSS_SELECTOR, 'button[data-answer="submit"]').click()
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#chat-questions .question"))
+    wait.until(lambda d: "echo: [starter] who asks" in d.find_elements(By.CSS_SELECTOR, "#chat-transcript .chat-msg.assistant")[-1].text)
     wait.until(lambda d: "starter" not in d.find_element(By.ID, "runtime-status").text)
-    # The write reloaded the open session too: its runtimes follow.
-    wait.until(lambda d: "runtimes: status-ui" in d.find_element(By.ID, "chat-status").text)
+    wait.until(lambda d: "runtimes: asker, status-ui" in d.find_element(By.ID, "chat-status").text)
     shot(driver, "04-disabled.png")
 
     step("remove")

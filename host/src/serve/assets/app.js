@@ -449,10 +449,19 @@ function showSession(status) {
     "generation " + status.generation + " · model " + status.model + " · runtimes: " + runtimes +
     (status.busy ? " · a turn is running" : ""));
   setBusy(status.busy);
-  if (!status.busy && chat.reloadPending) {
-    chat.reloadPending = false;
-    act(reloadRuntime);
+  if (!status.busy) retryReload();
+}
+
+// The reload Serve refused while a turn ran, retried once the session is
+// idle (after any page action in progress).
+function retryReload() {
+  if (!chat.reloadPending) return;
+  if (busy) {
+    setTimeout(retryReload, 250);
+    return;
   }
+  chat.reloadPending = false;
+  act(reloadRuntime);
 }
 
 async function openSession() {
