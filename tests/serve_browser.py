@@ -4,13 +4,18 @@ Run by tests/serve_browser.rs, which starts the server and prepares the
 packages. Environment:
   SERVE_PAGE_URL   the page address with its #token=... fragment
   STARTER_SOURCE   a built copy of examples/starter
+  STATUS_UI_SOURCE a built copy of examples/status-ui
+  ASKER_SOURCE     a package whose extension asks a form question on every input
   EVIL_SOURCE      a package whose texts try to inject HTML and bidi controls
   SCREENS_DIR      where to write PNG screenshots
   CHROMIUM, CHROMEDRIVER   the browser and its driver (Debian's by default)
 
-Plan -> install the starter -> its FULL TRUST block shows -> disable ->
-remove; a wasm package shows its SANDBOXED block; a hostile package's texts
-render as inert text.
+Plan -> install the starter -> its FULL TRUST block shows -> chat: a line
+the starter rewrote, status-ui's status and card surfaces, the card's
+button -> an extension's form question answered in the panel, with a
+disable meanwhile whose refused reload the page retries once the turn ends
+-> remove; a wasm package shows its SANDBOXED block; a
+hostile package's texts render as inert text.
 """
 
 import os
@@ -25,6 +30,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 PAGE = os.environ["SERVE_PAGE_URL"]
 STARTER = os.environ["STARTER_SOURCE"]
+STATUS_UI = os.environ["STATUS_UI_SOURCE"]
+ASKER = os.environ["ASKER_SOURCE"]
 EVIL = os.environ["EVIL_SOURCE"]
 BOXED = os.environ["SANDBOXED_SOURCE"]
 SCREENS = os.environ["SCREENS_DIR"]
@@ -102,7 +109,6 @@ def run(driver):
     assert "#token" not in driver.current_url, driver.current_url
     assert driver.execute_script("return sessionStorage.getItem('reasonix-serve-token')") == PAGE.split("#token=")[1]
     wait.until(lambda d: "generation" in d.find_element(By.ID, "runtime-status").text)
-    assert driver.find_element(By.ID, "chat").get_attribute("data-phase") == "2"
     shot(driver, "01-empty.png")
 
     step("plan the starter")
@@ -133,17 +139,40 @@ def run(driver):
     assert not errors, [e.text for e in errors]
     shot(driver, "03-installed.png")
 
-    step("disable")
-    card.find_element(By.CSS_SELECTOR, 'button[data-action="disable"]').click()
+    chat(driver, wait)
+
+    step("install the asker")
+    plan_and_install(driver, wait, ASKER).click()
+    wait.until(ec.presence_of_element_located(plugin("asker")))
+    # The install reloaded the idle session too.
+    wait.until(lambda d: "runtimes: asker, starter, status-ui" in d.find_element(By.ID, "chat-status").text)
+
+    step("a form question holds the turn; disable meanwhile")
+    driver.find_element(By.ID, "chat-input").send_keys("who asks")
+    driver.find_element(By.ID, "chat-send").click()
+    question = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '#chat-questions .question[data-kind="form"]')))
+    assert "asker asks: Who?" in question.text, question.text
+    driver.find_element(*plugin("starter")).find_element(By.CSS_SELECTOR, 'button[data-action="disable"]').click()
     wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '.plugin[data-name="starter"][data-state="disabled"]')))
-    wait.until(lambda d: "no code extensions" in d.find_element(By.ID, "runtime-status").text)
+    wait.until(lambda d: any("reloads once it ends" in m.text for m in d.find_elements(By.CSS_SELECTOR, "#messages .msg")))
+    # Refused while the turn runs: the starter still runs everywhere.
+    assert "starter" in driver.find_element(By.ID, "runtime-status").text
+    shot(driver, "03c-question.png")
+
+    step("answer it; the page retries the reload once idle")
+    question.find_element(By.CSS_SELECTOR, 'input[data-key="value"]').send_keys("Ada")
+    question.find_element(By.CSS_SELECTOR, 'button[data-answer="submit"]').click()
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#chat-questions .question"))
+    wait.until(lambda d: "echo: [starter] who asks" in d.find_elements(By.CSS_SELECTOR, "#chat-transcript .chat-msg.assistant")[-1].text)
+    wait.until(lambda d: "starter" not in d.find_element(By.ID, "runtime-status").text)
+    wait.until(lambda d: "runtimes: asker, status-ui" in d.find_element(By.ID, "chat-status").text)
     shot(driver, "04-disabled.png")
 
     step("remove")
     driver.find_element(By.CSS_SELECTOR, '.plugin[data-name="starter"] button[data-action="remove"]').click()
     driver.find_element(By.CSS_SELECTOR, '.plugin[data-name="starter"] button[data-action="confirm-remove"]').click()
-    wait.until(ec.presence_of_element_located((By.ID, "no-plugins")))
-    assert not driver.find_elements(*plugin("starter"))
+    wait.until(lambda d: not d.find_elements(*plugin("starter")))
+    assert driver.find_elements(*plugin("status-ui"))
     shot(driver, "05-removed.png")
 
     step("a sandboxed package")
@@ -173,6 +202,47 @@ def run(driver):
     assert "\\u{202e}" in card.text and "\u202e" not in card.text, ascii(card.text)
     assert "\\u{1b}" in card.text and "\x1b" not in card.text, ascii(card.text)
     shot(driver, "07-hostile-text.png")
+
+
+def surface(kind):
+    return (By.CSS_SELECTOR, '#chat-surfaces .surface[data-plugin="status-ui"][data-kind="%s"]' % kind)
+
+
+def chat(driver, wait):
+    step("install status-ui")
+    plan_and_install(driver, wait, STATUS_UI).click()
+    wait.until(ec.presence_of_element_located(plugin("status-ui")))
+    wait.until(lambda d: "status-ui" in d.find_element(By.ID, "runtime-status").text)
+
+    step("chat: a line the starter rewrote")
+    field = driver.find_element(By.ID, "chat-input")
+    field.send_keys("hello from the browser")
+    driver.find_element(By.ID, "chat-send").click()
+    user = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#chat-transcript .chat-msg.user")))
+    assert "[starter] hello from the browser" in user.text, user.text
+    wait.until(lambda d: "echo: [starter] hello from the browser" in d.find_element(By.CSS_SELECTOR, "#chat-transcript .chat-msg.assistant").text)
+    assert driver.find_element(By.ID, "chat-session").text.startswith("rs-")
+    assert "runtimes: starter, status-ui" in driver.find_element(By.ID, "chat-status").text
+
+    step("chat: status-ui's surfaces and the card's button")
+    wait.until(lambda d: "1 inputs" in d.find_element(*surface("status")).text)
+    card = wait.until(ec.presence_of_element_located(surface("card")))
+    card.find_element(By.CSS_SELECTOR, 'button[data-action-id="reset"]').click()
+    wait.until(lambda d: "0 inputs" in d.find_element(*surface("status")).text)
+
+    step("chat: typed markup stays text")
+    title = driver.title
+    field.send_keys("<img src=x onerror=\"document.title='pwned'\"> \u202eabc")
+    driver.find_element(By.ID, "chat-send").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chat-transcript .chat-msg.user")) == 2)
+    line = driver.find_elements(By.CSS_SELECTOR, "#chat-transcript .chat-msg.user")[1]
+    assert "[starter] <img src=x" in line.text, line.text
+    assert not driver.find_elements(By.CSS_SELECTOR, "#chat-transcript img")
+    assert "\u202e" not in line.text, ascii(line.text)
+    # Counted again from zero after the reset.
+    wait.until(lambda d: "1 inputs" in d.find_element(*surface("status")).text)
+    assert driver.title == title, driver.title
+    shot(driver, "03b-chat.png")
 
 
 if __name__ == "__main__":

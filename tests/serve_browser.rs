@@ -1,14 +1,19 @@
 //! The plugins page in a real headless browser: Debian's `chromium`
 //! driven through its `chromedriver` by Python `selenium`
 //! (tests/serve_browser.py), against the `reasonix serve` binary: plan →
-//! install examples/starter → its FULL TRUST block → disable → remove, a
-//! wasm package's SANDBOXED block, and a hostile package's texts rendered
+//! install examples/starter → its FULL TRUST block → the chat panel (a line
+//! the starter rewrote, examples/status-ui's surfaces and its card's
+//! button, an extension's form question answered in the panel while a
+//! disable's refused reload waits, then runs once the turn ends) → remove,
+//! a wasm package's SANDBOXED block, and a hostile package's texts rendered
 //! inert.
 //!
 //! Needs /usr/bin/chromium, /usr/bin/chromedriver and `python3 -m pip
 //! install selenium` (tests/run-all installs all three). Screenshots go to
 //! `$REASONIX_SCREENS` when set.
 
+#[path = "dispatch_common/mod.rs"]
+mod dispatch_common;
 #[path = "examples_support.rs"]
 mod examples;
 #[path = "serve_support/mod.rs"]
@@ -69,6 +74,27 @@ fn sandboxed_package(dir: &Path) {
     );
 }
 
+/// A package whose extension (the scripted test sidecar) asks a form
+/// question at every input: a turn that waits for the panel's answer.
+fn asker_package(dir: &Path) {
+    write(
+        &dir.join("script.json"),
+        &serde_json::json!({"name": "asker", "subscriptions": ["input.receive"],
+            "intercept": {"input.receive": {"decision": "continue",
+                "request": {"surfaceId": "asker.q", "kind": "input",
+                    "payload": {"title": "Who?", "fields": [{"key": "value", "kind": "input", "label": "Name"}]}}}}})
+        .to_string(),
+    );
+    write(
+        &dir.join("reasonix-plugin.json"),
+        &serde_json::json!({"apiVersion": "reasonix.io/plugin/v2", "name": "asker", "version": "1.0.0",
+            "runtime": {"command": dispatch_common::sidecar_binary(),
+                "args": ["${REASONIX_PLUGIN_ROOT}/script.json"],
+                "intercepts": ["input.receive"], "capabilities": ["interceptors", "ui"]}})
+        .to_string(),
+    );
+}
+
 #[test]
 fn the_page_plans_installs_disables_and_removes_the_starter() {
     let chromium = tool("CHROMIUM", "/usr/bin/chromium");
@@ -85,6 +111,10 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
     let work = tempfile::TempDir::new().unwrap();
     let starter = work.path().join("starter");
     examples::built_copy("starter", examples::Kind::Native, &starter);
+    let status_ui = work.path().join("status-ui");
+    examples::built_copy("status-ui", examples::Kind::Native, &status_ui);
+    let asker = work.path().join("asker");
+    asker_package(&asker);
     let evil = work.path().join("evil");
     hostile_package(&evil);
     let boxed = work.path().join("boxed");
@@ -113,6 +143,8 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .arg(&script)
         .env("SERVE_PAGE_URL", info["pageUrl"].as_str().unwrap())
         .env("STARTER_SOURCE", &starter)
+        .env("STATUS_UI_SOURCE", &status_ui)
+        .env("ASKER_SOURCE", &asker)
         .env("EVIL_SOURCE", &evil)
         .env("SANDBOXED_SOURCE", &boxed)
         .env("SCREENS_DIR", &screens)
@@ -150,6 +182,8 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         "01-empty",
         "02-plan",
         "03-installed",
+        "03b-chat",
+        "03c-question",
         "04-disabled",
         "05-removed",
     ] {
@@ -166,6 +200,6 @@ fn the_page_plans_installs_disables_and_removes_the_starter() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["boxed", "evil"]);
+    assert_eq!(names, ["asker", "boxed", "evil", "status-ui"]);
     assert!(!home.path().join("plugins/starter").exists());
 }

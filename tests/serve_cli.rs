@@ -1,9 +1,13 @@
 //! The `reasonix serve` command itself: a fresh home answers with a token
 //! and refuses without one, the token file, plan → install of
-//! examples/starter over HTTP, SIGTERM/SIGINT stopping cleanly (sidecars
-//! gone, token file removed), `--open` never putting the token on a command
-//! line, the non-loopback warning, and typed startup failures.
+//! examples/starter over HTTP and a session whose turn the starter
+//! rewrote, SIGTERM/SIGINT stopping cleanly (a running turn cancelled,
+//! SessionEnd hooks run, sidecars gone, token file removed), `--open` never
+//! putting the token on a command line, the non-loopback warning, and typed
+//! startup failures.
 
+#[path = "dispatch_common/mod.rs"]
+mod dispatch_common;
 #[path = "examples_support.rs"]
 mod examples;
 #[path = "serve_support/mod.rs"]
@@ -15,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Answer, REASONIX, client};
+use support::{Answer, Events, REASONIX, client, write};
 
 /// A running `reasonix serve --json`.
 struct Served {
@@ -93,6 +97,15 @@ impl Served {
         .await
     }
 
+    async fn events(&self, id: &str) -> Events {
+        Events::open(
+            &client(),
+            &format!("{}/sessions/{id}/events", self.base()),
+            &self.token(),
+        )
+        .await
+    }
+
     /// Send `signal`, wait for the exit (a hang guard, not a timing
     /// assertion), return (exit status, stderr).
     fn stop(mut self, signal: rustix::process::Signal) -> (std::process::ExitStatus, String) {
@@ -136,6 +149,14 @@ fn processes_with(needle: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// How many sidecars (not their guards) mention `needle`.
+fn sidecars(needle: &str) -> usize {
+    processes_with(needle)
+        .iter()
+        .filter(|p| !p.contains("__reasonix-sidecar-guard"))
+        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,14 +230,144 @@ async fn a_fresh_home_serves_installs_the_starter_and_stops_cleanly() {
         "the starter sidecar runs"
     );
 
+    // A session created over HTTP streams a turn whose input the starter
+    // rewrote.
+    let created = served.post("/sessions", json!({})).await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    let id = created.json()["sessionId"].as_str().unwrap().to_string();
+    let mut events = served.events(&id).await;
+    let turn = served
+        .post(
+            &format!("/sessions/{id}/input"),
+            json!({"line": "hi from serve"}),
+        )
+        .await
+        .json();
+    assert_eq!(turn["status"]["status"], "completed", "{turn}");
+    let user = events.until("user_message", |_| true).await;
+    assert_eq!(user["text"], "[starter] hi from serve");
+    // The server's runtime and the session's: two starter sidecars.
+    assert_eq!(sidecars(sidecar), 2, "{:?}", processes_with(sidecar));
+
     let (status, stderr) = served.stop(rustix::process::Signal::TERM);
     assert!(status.success(), "{status:?}: {stderr}");
     assert!(stderr.contains("reasonix serve: stopped"), "{stderr}");
     assert!(!token_file.exists(), "the token file goes with the server");
+    events.rest().await;
+    assert_eq!(events.names().last(), Some(&"closed"));
     assert_eq!(processes_with(sidecar), Vec::<String>::new());
     // What was installed stays installed.
     let registry = std::fs::read_to_string(home.path().join("plugin-packages.json")).unwrap();
     assert!(registry.contains("\"starter\""), "{registry}");
+}
+
+/// Install `dir` into `home` with the CLI.
+fn install(home: &Path, dir: &Path) {
+    let out = Command::new(REASONIX)
+        .env("REASONIX_HOME", home)
+        .args(["plugin", "install", "--yes", "--json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_the_running_turn_runs_session_end_and_leaves_no_sidecar() {
+    let home = tempfile::TempDir::new().unwrap();
+    let work = tempfile::TempDir::new().unwrap();
+    // A provider whose stream holds until it is cancelled.
+    let holder = work.path().join("holder");
+    let script = holder.join("script.json");
+    write(
+        &script,
+        &json!({"name": "holder", "log": work.path().join("calls.log"), "subscriptions": [],
+                "providers": [{"ref": "plugin/holder/p/m"}],
+                "streams": {"*": {"chunks": [[1, {"type": "text", "text": "first words"}]], "hold": true}}})
+        .to_string(),
+    );
+    write(
+        &holder.join("reasonix-plugin.json"),
+        &json!({"apiVersion": "reasonix.io/plugin/v2", "name": "holder", "version": "1.0.0",
+                "runtime": {"command": dispatch_common::sidecar_binary(),
+                            "args": ["${REASONIX_PLUGIN_ROOT}/script.json"],
+                            "capabilities": ["providers"]}})
+        .to_string(),
+    );
+    install(home.path(), &holder);
+    // A Claude-format package whose SessionEnd hook records its payload.
+    let ender = work.path().join("ender");
+    write(
+        &ender.join(".claude-plugin/plugin.json"),
+        r#"{"name": "ender", "version": "1.0.0"}"#,
+    );
+    write(
+        &ender.join("hooks/hooks.json"),
+        &json!({"hooks": {"SessionEnd": [{"hooks": [
+            {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/end.sh"}]}]}})
+        .to_string(),
+    );
+    write(
+        &ender.join("end.sh"),
+        "#!/bin/sh\ncat > \"$CLAUDE_PROJECT_DIR/session-end.json\"\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(ender.join("end.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    install(home.path(), &ender);
+
+    let served = serve(home.path(), work.path(), &[], None);
+    let created = served
+        .post("/sessions", json!({"model": "plugin/holder/p/m"}))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    let id = created.json()["sessionId"].as_str().unwrap().to_string();
+    let mut events = served.events(&id).await;
+    let request = client()
+        .post(format!("{}/sessions/{id}/input", served.base()))
+        .bearer_auth(served.token())
+        .header("content-type", "application/json")
+        .body(json!({"line": "go"}).to_string());
+    let running = tokio::spawn(async move { Answer::of(request.send().await.unwrap()).await });
+    events.until("assistant_delta", |_| true).await;
+    let installed_script = home.path().join("plugins/holder/script.json");
+    let installed_script = installed_script.to_str().unwrap().to_string();
+    // The server's runtime and the session's.
+    assert_eq!(sidecars(&installed_script), 2);
+    let marker = work.path().join("session-end.json");
+    assert!(!marker.exists());
+
+    let (status, stderr) =
+        tokio::task::spawn_blocking(move || served.stop(rustix::process::Signal::TERM))
+            .await
+            .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    // The turn was cancelled and its request answered before the exit.
+    let turn = running.await.unwrap();
+    assert_eq!(turn.status, 200, "{}", turn.text());
+    assert_eq!(turn.json()["status"]["status"], "cancelled");
+    events.rest().await;
+    let ended = events
+        .seen
+        .iter()
+        .find(|(n, _)| n == "turn_ended")
+        .expect("turn_ended")
+        .1
+        .clone();
+    assert_eq!(ended["status"]["status"], "cancelled");
+    assert_eq!(events.names().last(), Some(&"closed"));
+    // SessionEnd ran with the session's id; no sidecar is left.
+    let payload: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    assert_eq!(payload["hook_event_name"], "SessionEnd");
+    assert_eq!(payload["session_id"], id);
+    assert_eq!(processes_with(&installed_script), Vec::<String>::new());
+    let log = std::fs::read_to_string(work.path().join("calls.log")).unwrap();
+    assert!(log.contains("holder stream-cancel"), "{log}");
+    assert!(!home.path().join("serve.token").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! `reasonix serve`'s routes through a real HTTP client against a real
 //! server on 127.0.0.1: every route, status and error code of
 //! PLUGIN_PACKAGES §a.13, the token, Host and Origin refusals, body bounds,
-//! bad names, reload while a turn runs, and the export headers.
+//! bad names, and the export headers (the session routes, and a reload
+//! while a session's turn runs, are in serve_sessions.rs).
 
 #[path = "examples_support.rs"]
 mod examples;
@@ -178,7 +179,7 @@ async fn token_host_and_origin_are_checked_before_anything_else() {
         page.header("referrer-policy").as_deref(),
         Some("no-referrer")
     );
-    assert!(page.text().contains("id=\"chat\" data-phase=\"2\""));
+    assert!(page.text().contains("id=\"chat-form\""));
     assert!(!page.text().contains(&kit.token));
     let js = Answer::of(
         bare(Method::GET, &kit.url("/assets/app.js"))
@@ -571,57 +572,6 @@ async fn starter_plan_install_reload_switch_export_remove() {
         kit.delete("/plugins/starter").await.json()["status"],
         "blocked"
     );
-    kit.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_while_a_turn_runs_is_refused_and_writes_say_so() {
-    let kit = Kit::start().await;
-    let source = starter_copy(&kit);
-    kit.plan_and_install(source).await;
-    assert_eq!(running(&kit).await, (2, vec!["starter".to_string()]));
-
-    let host = kit.kernel.host().expect("a runtime host runs");
-    let pin = host.begin_turn().expect("idle");
-    let busy = kit
-        .req(Method::POST, "/extensions/reload")
-        .send()
-        .await
-        .unwrap();
-    let body = Answer::of(busy).await.refused(409, "reload.busy");
-    assert!(
-        body["params"]["detail"].as_str().unwrap().contains("retry"),
-        "{body}"
-    );
-    assert_eq!(kit.get("/extensions").await.json()["busy"], true);
-
-    // The write lands on disk; the running turn keeps its runtime.
-    let disabled = kit
-        .post(
-            "/plugins/enabled",
-            json!({"name": "starter", "enabled": false}),
-        )
-        .await
-        .json();
-    assert_eq!(disabled["enabled"], false);
-    let why = disabled["reloadError"].as_str().unwrap();
-    assert!(why.contains("turn is running"), "{why}");
-    assert_eq!(kit.row("starter").await.unwrap()["state"], "disabled");
-    assert_eq!(running(&kit).await, (2, vec!["starter".to_string()]));
-
-    // Once the turn ends the reload goes through.
-    assert_eq!(host.end_turn(pin).await, None, "nothing was queued");
-    let swapped = kit
-        .req(Method::POST, "/extensions/reload")
-        .send()
-        .await
-        .unwrap();
-    let swapped = Answer::of(swapped).await;
-    assert_eq!(swapped.status, 200, "{}", swapped.text());
-    let swapped = swapped.json();
-    assert_eq!(swapped["status"], "swapped");
-    assert_eq!(swapped["removed"], json!(["starter"]));
-    assert_eq!(running(&kit).await, (3, vec![]));
     kit.stop().await;
 }
 

@@ -294,3 +294,100 @@ async fn an_extension_ui_request_is_a_question_answered_by_the_frontend() {
     );
     session.close().await;
 }
+
+/// A package with two skills and no runtime, installed into the env's home.
+fn skills_package(env: &Env) {
+    let root = env.workspace.join("plugins/skilled");
+    for (skill, what) in [("greet", "Say hello"), ("part", "Say goodbye")] {
+        let dir = root.join("skills").join(skill);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {skill}\ndescription: {what}\n---\n{what} to the user.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("reasonix-plugin.json"),
+        serde_json::to_vec_pretty(&json!({
+            "apiVersion": "reasonix.io/plugin/v2", "name": "skilled", "version": "1.0.0",
+            "skills": ["skills"],
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    env.install(&root, false);
+}
+
+fn command_text(submitted: reasonix::session::Submitted) -> String {
+    match submitted {
+        reasonix::session::Submitted::Command { text, .. } => text,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_off_skill_is_not_offered_and_unreadable_switches_offer_none() {
+    let env = Env::new();
+    skills_package(&env);
+    let switches = env.home.join("skill-switches.json");
+    std::fs::write(&switches, r#"{"version": 1, "disabled": ["skilled:part"]}"#).unwrap();
+    let session = Session::open(options(&env, scripted())).await.unwrap();
+    let commands: Vec<String> = session.commands().into_iter().map(|c| c.command).collect();
+    assert!(
+        commands.contains(&"/skilled:greet".to_string()),
+        "{commands:?}"
+    );
+    assert!(
+        !commands.contains(&"/skilled:part".to_string()),
+        "{commands:?}"
+    );
+    let listed = command_text(session.submit("/skills").await.unwrap());
+    assert!(listed.contains("/skilled:greet"), "{listed}");
+    assert!(!listed.contains("/skilled:part "), "{listed}");
+    assert!(listed.contains("switched off: skilled:part"), "{listed}");
+    let refused = session.submit("/skilled:part now").await.unwrap_err();
+    assert_eq!(refused.code(), "command.usage");
+    assert!(refused.to_string().contains("switched off"), "{refused}");
+    // The short alias does not reach it either.
+    assert_eq!(
+        session.submit("/part").await.unwrap_err().code(),
+        "command.unknown"
+    );
+    let used = session.submit("/skilled:greet").await.unwrap();
+    assert!(matches!(used, reasonix::session::Submitted::Turn { .. }));
+
+    // Turned back on: a reload offers it.
+    std::fs::write(&switches, r#"{"version": 1, "disabled": []}"#).unwrap();
+    assert!(matches!(session.reload().await, ReloadOutcome::Swapped(_)));
+    assert!(
+        session
+            .commands()
+            .iter()
+            .any(|c| c.command == "/skilled:part")
+    );
+
+    // A switch file that does not parse: no skill is offered, and a warning
+    // says which file.
+    std::fs::write(&switches, "{ not json").unwrap();
+    let mut events = session.subscribe();
+    assert!(matches!(session.reload().await, ReloadOutcome::Swapped(_)));
+    let SessionEvent::Warning { source, message } =
+        next_matching(&mut events, |e| matches!(e, SessionEvent::Warning { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(source, "skills");
+    assert!(message.contains("skill-switches.json"), "{message}");
+    assert!(
+        !session.commands().iter().any(|c| c.kind == "skill"),
+        "{:?}",
+        session.commands()
+    );
+    session.close().await;
+    assert_eq!(
+        std::fs::read_to_string(&switches).unwrap(),
+        "{ not json",
+        "never rewritten"
+    );
+}

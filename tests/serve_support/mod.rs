@@ -1,6 +1,6 @@
 //! Shared by the `serve_*` tests: a real server on 127.0.0.1 (in this
-//! process, so a test can pin a turn through its runtime host, or the
-//! `reasonix serve` binary) and a real HTTP client.
+//! process, or the `reasonix serve` binary), a real HTTP client, and a
+//! reader of Server-Sent Events.
 #![allow(dead_code)] // each test file uses part of this
 
 use std::net::SocketAddr;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use reasonix::home::ReasonixHome;
 use reasonix::install::source::SourceContext;
-use reasonix::serve::kernel::{Kernel, RuntimeKernel};
+use reasonix::serve::kernel::ServeKernel;
 use reasonix::serve::{ServeOptions, Server};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -86,7 +86,7 @@ pub struct Kit {
     pub work: TempDir,
     pub addr: SocketAddr,
     pub token: String,
-    pub kernel: Arc<RuntimeKernel>,
+    pub kernel: Arc<ServeKernel>,
     pub client: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
@@ -102,7 +102,7 @@ impl Kit {
         let work = TempDir::new().unwrap();
         let reasonix_home = ReasonixHome::at(home.path());
         let kernel = Arc::new(
-            RuntimeKernel::start(
+            ServeKernel::start(
                 reasonix_home.clone(),
                 reasonix_sidecar::Guard::Exe(PathBuf::from(REASONIX)),
                 work.path().to_path_buf(),
@@ -120,7 +120,7 @@ impl Kit {
                 listen: "127.0.0.1:0".parse().unwrap(),
                 token: token.clone(),
             },
-            Arc::clone(&kernel) as Arc<dyn Kernel>,
+            Arc::clone(&kernel),
         )
         .await
         .unwrap();
@@ -210,6 +210,23 @@ impl Kit {
             .cloned()
     }
 
+    /// `GET /sessions/{id}/events`.
+    pub async fn events(&self, id: &str) -> Events {
+        Events::open(
+            &self.client,
+            &self.url(&format!("/sessions/{id}/events")),
+            &self.token,
+        )
+        .await
+    }
+
+    /// `POST /sessions` with `body`; returns the new session's id.
+    pub async fn open_session(&self, body: Value) -> String {
+        let created = self.post("/sessions", body).await;
+        assert_eq!(created.status, 201, "{}", created.text());
+        created.json()["sessionId"].as_str().unwrap().to_string()
+    }
+
     /// Stop the server gracefully and retire the runtimes.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -246,4 +263,84 @@ pub fn package(dir: &Path, name: &str, extra: &str) {
         &dir.join("skills/greet/SKILL.md"),
         "---\nname: greet\ndescription: Say hello\n---\nSay hello to the user.\n",
     );
+}
+
+/// A reader of one Server-Sent Events stream: `(event name, data as JSON)`.
+pub struct Events {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+    /// Every event read so far.
+    pub seen: Vec<(String, Value)>,
+}
+
+impl Events {
+    pub async fn open(client: &reqwest::Client, url: &str, token: &str) -> Events {
+        let response = client.get(url).bearer_auth(token).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{url}");
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(content_type.as_deref(), Some("text/event-stream"));
+        Events {
+            response,
+            buffer: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// The next event; `None` when the stream ended. Keep-alive comments
+    /// are skipped. A hang guard (not a timing check) fails the test after
+    /// two minutes without an event.
+    pub async fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let frame = String::from_utf8(frame).expect("events are UTF-8");
+                let mut name = None;
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = Some(v.trim().to_string());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                let Some(name) = name else { continue };
+                let value: Value = serde_json::from_str(&data)
+                    .unwrap_or_else(|e| panic!("event {name}: data is not JSON ({e}): {data}"));
+                self.seen.push((name.clone(), value.clone()));
+                return Some((name, value));
+            }
+            let chunk =
+                tokio::time::timeout(std::time::Duration::from_secs(120), self.response.chunk())
+                    .await
+                    .unwrap_or_else(|_| panic!("no event in two minutes; seen: {:?}", self.seen))
+                    .unwrap();
+            match chunk {
+                Some(bytes) => self.buffer.extend_from_slice(&bytes),
+                None => return None,
+            }
+        }
+    }
+
+    /// Read until an event named `name` (for which `pick` holds); its data.
+    pub async fn until(&mut self, name: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            match self.next().await {
+                Some((n, v)) if n == name && pick(&v) => return v,
+                Some(_) => {}
+                None => panic!("the stream ended before {name}; seen: {:?}", self.seen),
+            }
+        }
+    }
+
+    /// Read to the end of the stream.
+    pub async fn rest(&mut self) {
+        while self.next().await.is_some() {}
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.seen.iter().map(|(n, _)| n.as_str()).collect()
+    }
 }

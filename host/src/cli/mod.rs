@@ -30,7 +30,8 @@ pub enum Command {
     Plugin(plugin::PluginArgs),
     /// The MCP servers of installed plugins: list, enable, disable, tools.
     Mcp(mcp::McpArgs),
-    /// Serve the plugin routes and the plugins page over HTTP.
+    // About and long help come from `ServeArgs` (a doc comment here would
+    // replace both).
     Serve(serve::ServeArgs),
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).

@@ -1,5 +1,6 @@
 //! `reasonix serve [--listen ADDR] [--open] [--json]`: the Studio kernel
-//! routes and the plugins page over HTTP (`crate::serve`).
+//! routes, the session routes and the plugins page over HTTP
+//! (`crate::serve`).
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -11,24 +12,28 @@ use clap::Args;
 use crate::home::ReasonixHome;
 use crate::install::source::SourceContext;
 use crate::serve::auth::{generate_token, remove_token_file, write_token_file};
-use crate::serve::kernel::{Kernel, RuntimeKernel};
+use crate::serve::kernel::ServeKernel;
 use crate::serve::{ServeOptions, Server};
 
 #[derive(Debug, Args)]
 #[command(
-    about = "Serve the plugin routes and the plugins page over HTTP",
+    about = "Serve the plugin and session routes and the plugins page over HTTP",
     long_about = "Serve the Studio kernel routes (GET /plugins, POST /plugins/plan, \
                   POST /plugins/install, POST /plugins/enabled, DELETE /plugins/{name}, \
                   GET /plugins/{name}/export, POST /extensions/reload, GET /skills, \
-                  POST /skills/enabled) and a plugins page at /.\n\n\
+                  POST /skills/enabled), the session routes (POST /sessions, \
+                  GET /sessions/{id}/events as Server-Sent Events, POST /sessions/{id}/input, \
+                  …) and a plugins page with a chat panel at /.\n\n\
                   Every route needs `Authorization: Bearer <token>`: a new token is made at \
                   each launch, printed, and written to $REASONIX_HOME/serve.token (mode \
                   0600). Open the printed page address (it carries the token after `#`, \
                   which the browser never sends to a server), or pass --open. Requests \
                   from other web pages (a foreign Origin) are refused.\n\n\
-                  Relative install sources resolve against the current directory. Ctrl-C \
-                  or SIGTERM stops the server: requests in flight finish, code extensions \
-                  are shut down; a second Ctrl-C exits at once.",
+                  Relative install sources resolve against the current directory, and a \
+                  session's workspace must lie inside it. Ctrl-C or SIGTERM stops the \
+                  server: running turns are cancelled, sessions closed (SessionEnd hooks \
+                  run), requests in flight finish, code extensions are shut down; a second \
+                  Ctrl-C exits at once.",
     after_help = "Examples:\n  reasonix serve\n  reasonix serve --open\n  \
                   reasonix serve --listen 127.0.0.1:7420 --json"
 )]
@@ -132,7 +137,9 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// (every write is crash-safe: the registry is the only authority).
 async fn stop_signal() {
     wait_signal().await;
-    eprintln!("reasonix serve: stopping (requests in flight finish; Ctrl-C again to exit now)");
+    eprintln!(
+        "reasonix serve: stopping (running turns are cancelled, sessions closed, requests in flight finish; Ctrl-C again to exit now)"
+    );
     tokio::spawn(async {
         wait_signal().await;
         eprintln!("reasonix serve: exiting now");
@@ -215,7 +222,7 @@ async fn serve(args: ServeArgs, home: ReasonixHome) -> ExitCode {
         eprintln!("reasonix serve: starting the code-extension runtime…");
     }
     let kernel = Arc::new(
-        RuntimeKernel::start(
+        ServeKernel::start(
             home.clone(),
             reasonix_sidecar::Guard::CurrentExe,
             sources.workspace.clone(),
@@ -228,7 +235,7 @@ async fn serve(args: ServeArgs, home: ReasonixHome) -> ExitCode {
         listen: args.listen,
         token: token.clone(),
     };
-    let server = match Server::bind(options, Arc::clone(&kernel) as Arc<dyn Kernel>).await {
+    let server = match Server::bind(options, Arc::clone(&kernel)).await {
         Ok(s) => s,
         Err(e) => {
             kernel.shutdown().await;

@@ -1,5 +1,5 @@
-//! `POST /extensions/reload` (rebuild the runtime from what is on disk) and
-//! `GET /extensions` (what runs now).
+//! `POST /extensions/reload` (rebuild the server's runtime and every open
+//! session's from what is on disk) and `GET /extensions` (what runs now).
 use std::sync::Arc;
 
 use axum::Json;
@@ -8,10 +8,10 @@ use axum::http::StatusCode;
 
 use super::AppState;
 use super::error::ApiError;
-use super::kernel::{KernelStatus, ReloadRefused};
-use crate::runtime::host::ReloadReport;
+use super::kernel::{KernelReload, KernelStatus, ReloadRefused};
 
-/// `GET /extensions`: the serving generation and its runtimes.
+/// `GET /extensions`: the server runtime's generation and runtimes, and
+/// each open session's status.
 pub async fn status(State(state): State<Arc<AppState>>) -> Json<KernelStatus> {
     Json(state.kernel.status())
 }
@@ -27,9 +27,9 @@ pub async fn reload(State(state): State<Arc<AppState>>) -> Result<Json<Swapped>,
     }
     let _write = state.writes.lock().await;
     match state.kernel.reload().await {
-        Ok(report) => Ok(Json(Swapped {
+        Ok(reload) => Ok(Json(Swapped {
             status: "swapped",
-            report,
+            reload,
         })),
         Err(ReloadRefused::Busy) => Err(busy()),
         Err(e @ ReloadRefused::Failed { kept, .. }) => Err(ApiError::new(
@@ -43,12 +43,13 @@ pub async fn reload(State(state): State<Arc<AppState>>) -> Result<Json<Swapped>,
 }
 
 /// A reload that swapped: `{status: "swapped", fromGeneration,
-/// toGeneration, added, removed, changed, unchanged, degraded}`.
+/// toGeneration, added, removed, changed, unchanged, degraded, sessions}`
+/// (`sessions`: each open session's own outcome).
 #[derive(Debug, serde::Serialize)]
 pub struct Swapped {
     status: &'static str,
     #[serde(flatten)]
-    report: ReloadReport,
+    reload: KernelReload,
 }
 
 fn busy() -> ApiError {

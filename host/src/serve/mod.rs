@@ -2,26 +2,27 @@
 //!
 //! - [`auth`]: Host, Origin and bearer-token checks (read it for the
 //!   security model), the token file.
-//! - [`kernel`]: the seam to the live runtime (reload, busy, shutdown).
+//! - [`kernel`]: what runs (the server's runtime and the open sessions):
+//!   reload, busy, shutdown.
 //! - `plugins`, `skills`, `extensions`: one module per route family, each
 //!   calling the same library backends as the CLI (`crate::install`,
 //!   `crate::skills`), never the CLI itself.
+//! - `sessions`: the session routes, a thin frontend over
+//!   [`crate::session::Session`] (events as Server-Sent Events).
 //! - `page`: the static page at `/`, embedded in the binary.
 //! - `error`: refusal bodies and bounded JSON decoding.
 //!
 //! Every successful write (install, enable/disable, remove, skill switch)
 //! ends with a runtime reload; a reload the kernel refused is reported as
 //! `reloadError` beside the result, because the state on disk did change.
-//! Writes and reloads run one at a time.
-//!
-//! The session routes (phase 2) slot in as one more route family over the
-//! `Session` that then implements [`kernel::Kernel`].
+//! Writes, reloads and session closes run one at a time.
 pub mod auth;
 mod error;
 mod extensions;
 pub mod kernel;
 mod page;
 mod plugins;
+mod sessions;
 mod skills;
 
 use std::future::Future;
@@ -35,21 +36,26 @@ use axum::routing::{delete, get, post};
 use crate::home::ReasonixHome;
 use crate::install::source::SourceContext;
 use error::ApiError;
-use kernel::Kernel;
+use kernel::ServeKernel;
 
 /// What the routes share.
 pub(crate) struct AppState {
     pub home: ReasonixHome,
     pub sources: SourceContext,
-    pub kernel: Arc<dyn Kernel>,
-    /// Writes and reloads, one at a time.
+    pub kernel: Arc<ServeKernel>,
+    /// Writes, reloads and session closes, one at a time (a session is
+    /// never reloaded while it closes).
     pub writes: tokio::sync::Mutex<()>,
 }
 
 impl AppState {
-    /// Reload after a write: `None` when it swapped, else why not.
+    /// Reload after a write: `None` when everything swapped, else why not
+    /// (a turn runs, or which runtime could not be rebuilt).
     pub async fn reload_after_write(&self) -> Option<String> {
-        self.kernel.reload().await.err().map(|e| e.to_string())
+        match self.kernel.reload().await {
+            Ok(reload) => reload.refusals(),
+            Err(refused) => Some(refused.to_string()),
+        }
     }
 }
 
@@ -86,6 +92,7 @@ pub struct ServeOptions {
 pub struct Server {
     listener: tokio::net::TcpListener,
     router: Router,
+    state: Arc<AppState>,
     addr: SocketAddr,
     token: String,
 }
@@ -104,7 +111,7 @@ fn routes(state: Arc<AppState>) -> Router {
         .route("/extensions/reload", post(extensions::reload))
         .route("/skills", get(skills::list))
         .route("/skills/enabled", post(skills::enabled))
-        // Phase 2: `.merge(sessions::routes())` over the live Session.
+        .merge(sessions::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "request.not_found", "no such route")
         })
@@ -120,7 +127,7 @@ fn routes(state: Arc<AppState>) -> Router {
 
 impl Server {
     /// Bind the listener and assemble the routes.
-    pub async fn bind(options: ServeOptions, kernel: Arc<dyn Kernel>) -> std::io::Result<Server> {
+    pub async fn bind(options: ServeOptions, kernel: Arc<ServeKernel>) -> std::io::Result<Server> {
         let listener = tokio::net::TcpListener::bind(options.listen).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(AppState {
@@ -133,10 +140,12 @@ impl Server {
             options.token.clone(),
             auth::HostRule::for_listener(addr),
         ));
-        let router = routes(state).layer(axum::middleware::from_fn_with_state(gate, auth::guard));
+        let router = routes(Arc::clone(&state))
+            .layer(axum::middleware::from_fn_with_state(gate, auth::guard));
         Ok(Server {
             listener,
             router,
+            state,
             addr,
             token: options.token,
         })
@@ -155,14 +164,23 @@ impl Server {
         format!("http://{}/#token={}", self.addr, self.token)
     }
 
-    /// Serve until `shutdown` resolves, then finish the requests in flight
-    /// (a write that started completes) and return.
+    /// Serve until `shutdown` resolves. Then stop taking connections,
+    /// close the open sessions (running turns are cancelled, SessionEnd
+    /// hooks run, their sidecars shut down, event streams end) once the
+    /// write in progress, if any, has finished, let the requests in flight
+    /// finish, and return. The server's own runtime is the caller's to
+    /// shut down ([`ServeKernel::shutdown`]).
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let state = self.state;
         axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                let _write = state.writes.lock().await;
+                state.kernel.stop_sessions().await;
+            })
             .await
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::home::ReasonixHome;
 use crate::hooks::HookContext;
 use crate::runtime::installed::InstalledPlugin;
+use crate::skills::SkillSwitches;
 
 /// One enabled package.
 #[derive(Debug, Clone)]
@@ -73,19 +74,41 @@ pub struct Inventory {
     pub packages: Vec<EnabledPackage>,
     /// Packages that are enabled but could not be read (name, why).
     pub unreadable: Vec<(String, String)>,
+    /// Skills of enabled packages the user switched off
+    /// (`$REASONIX_HOME/skill-switches.json`), as `<plugin>:<skill>`: left
+    /// out of `packages`, so nothing offers them.
+    pub switched_off: Vec<String>,
+    /// Why the skill switches could not be read; every skill is then left
+    /// out (a switch file that does not parse fails closed).
+    pub switches_error: Option<String>,
 }
 
 impl Inventory {
-    /// Build from the registry's enabled entries.
+    /// Build from the registry's enabled entries, leaving out the skills
+    /// the user's `switches` turn off (all of them when the switches could
+    /// not be read).
     pub fn from_enabled(
         enabled: Vec<(InstalledPlugin, LoadedPackage)>,
         unreadable: Vec<(String, String)>,
+        switches: Result<SkillSwitches, String>,
         home: &ReasonixHome,
         workspace: &Path,
         bash: Option<PathBuf>,
     ) -> Inventory {
+        let mut switched_off = Vec::new();
         let packages = enabled
             .into_iter()
+            .map(|(installed, mut package)| {
+                package.inventory.skills.retain(|skill| {
+                    let id = format!("{}:{}", installed.name, skill.name);
+                    let on = switches.as_ref().is_ok_and(|s| s.is_enabled(&id));
+                    if !on {
+                        switched_off.push(id);
+                    }
+                    on
+                });
+                (installed, package)
+            })
             .map(|(installed, package)| EnabledPackage {
                 name: installed.name.clone(),
                 version: package.version.clone(),
@@ -104,9 +127,12 @@ impl Inventory {
                 package,
             })
             .collect();
+        switched_off.sort();
         Inventory {
             packages,
             unreadable,
+            switched_off,
+            switches_error: switches.err(),
         }
     }
 

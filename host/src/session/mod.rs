@@ -453,6 +453,7 @@ impl Session {
                 &format!("plugin {name} is enabled but does not read ({why}); it is left out"),
             );
         }
+        session.warn_switches();
         let loaded = existing.is_some();
         if let Err(error) = turn::open_session(&session, loaded).await {
             session.inner.host.shutdown().await;
@@ -829,6 +830,16 @@ impl Session {
         });
     }
 
+    /// Skill switches that do not read leave every skill out: say so.
+    fn warn_switches(&self) {
+        if let Some(why) = &self.inventory().switches_error {
+            self.warn(
+                "skills",
+                &format!("{why}; no plugin skill is offered until the file is fixed or removed"),
+            );
+        }
+    }
+
     async fn announce_reload(&self, outcome: &ReloadOutcome) {
         self.emit(SessionEvent::Reload {
             outcome: outcome.clone(),
@@ -838,6 +849,7 @@ impl Session {
             if let Err(error) = self.inner.mcp.reload().await {
                 self.warn("mcp", &format!("the MCP servers did not reload: {error}"));
             }
+            self.warn_switches();
             // The model may have gone with its plugin: say so now rather
             // than at the next turn.
             let model = self.model();

@@ -302,6 +302,12 @@ fn resolve(session: &Session, word: &str) -> Result<SlashEntry, SessionError> {
             }
         }
     }
+    if session.inventory().switched_off.iter().any(|id| id == word) {
+        return Err(SessionError::Usage(format!(
+            "the skill {command} is switched off; turn it on (the plugins page of `reasonix serve`, \
+             or POST /skills/enabled), then /reload"
+        )));
+    }
     Err(SessionError::UnknownCommand {
         command,
         closest: closest(word, &entries),
@@ -450,8 +456,11 @@ async fn builtin(session: &Session, word: &str, rest: &str) -> Result<Submitted,
                     "description": description,
                 }));
             }
-            if text.is_empty() {
+            if text.is_empty() && inventory.switched_off.is_empty() {
                 text = "no skills: no enabled plugin contributes one\n".to_string();
+            }
+            if !inventory.switched_off.is_empty() {
+                let _ = writeln!(text, "switched off: {}", inventory.switched_off.join(", "));
             }
             output(session, &command, text, serde_json::Value::Array(data))
         }

@@ -12,6 +12,7 @@ use crate::runtime::generation::{Generation, RuntimeCandidate};
 use crate::runtime::host::{CandidateSource, SourceRead};
 use crate::runtime::installed::InstalledPlugin;
 use crate::runtime::registry_source::RegistrySource;
+use crate::skills::SkillSwitches;
 
 /// Reads the enabled packages. The first read (opening the session) leaves
 /// out an enabled package that no longer reads, with a warning; a reload
@@ -76,9 +77,11 @@ impl CandidateSource for SessionSource {
             ));
         }
         let candidates = self.registry.candidates_of(&enabled)?;
+        let switches = SkillSwitches::load(self.registry.home()).map_err(|e| e.message);
         let inventory = Inventory::from_enabled(
             enabled,
             unreadable,
+            switches,
             self.registry.home(),
             &self.workspace,
             self.bash.clone(),

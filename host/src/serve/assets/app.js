@@ -1,5 +1,5 @@
-// The plugins page of `reasonix serve`. It uses the same routes and token as
-// any client. Text from packages is only ever set as textContent (never
+// The plugins page of `reasonix serve`, and its chat panel. It uses the same
+// routes and token as any client. Text from packages is only ever set as textContent (never
 // parsed as HTML), after control and bidi characters are made visible.
 "use strict";
 
@@ -65,11 +65,17 @@ function describeError(body, status) {
   return "HTTP " + status;
 }
 
-class ApiError extends Error {}
+class ApiError extends Error {
+  constructor(text, status, code) {
+    super(text);
+    this.status = status;
+    this.code = code;
+  }
+}
 
-async function api(method, path, body) {
+async function api(method, path, body, signal) {
   const headers = { Authorization: "Bearer " + token };
-  const init = { method, headers };
+  const init = { method, headers, signal };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -78,7 +84,7 @@ async function api(method, path, body) {
   if (!res.ok) {
     let parsed = null;
     try { parsed = await res.json(); } catch (_) { /* not JSON */ }
-    throw new ApiError(describeError(parsed, res.status));
+    throw new ApiError(describeError(parsed, res.status), res.status, parsed && parsed.code);
   }
   return res;
 }
@@ -88,7 +94,14 @@ async function apiJSON(method, path, body) {
 }
 
 function reloadNote(answer) {
-  if (answer && answer.reloadError) message("Saved, but the runtime was not reloaded: " + answer.reloadError, "error");
+  if (!answer || !answer.reloadError) return;
+  if (/turn is running/.test(answer.reloadError)) {
+    // Serve refuses a reload while a turn runs: retry once the chat is idle.
+    chat.reloadPending = true;
+    message("Saved. A turn is running, so the runtime reloads once it ends.", "ok");
+  } else {
+    message("Saved, but the runtime was not reloaded: " + answer.reloadError, "error");
+  }
 }
 
 function dl(pairs) {
@@ -364,8 +377,19 @@ async function loadRuntime() {
 }
 
 async function reloadRuntime() {
-  const r = await apiJSON("POST", "/extensions/reload");
+  let r;
+  try {
+    r = await apiJSON("POST", "/extensions/reload");
+  } catch (e) {
+    if (e.code !== "reload.busy") throw e;
+    chat.reloadPending = true;
+    message("A turn is running: the runtime reloads once it ends.", "ok");
+    return;
+  }
   message("Runtime reloaded: generation " + r.fromGeneration + " → " + r.toGeneration, "ok");
+  for (const s of r.sessions || []) {
+    if (s.status === "failed") message("Session " + s.sessionId + " keeps generation " + s.kept + ": " + s.why, "error");
+  }
 }
 
 async function refreshAll() {
@@ -391,6 +415,387 @@ async function act(work) {
   }
 }
 
+// ---- chat: a session over the session routes ---------------------------
+
+const chat = {
+  id: null,
+  abort: null,
+  streaming: null,   // the assistant message being streamed
+  busy: false,
+  reloadPending: false,
+};
+
+function chatLine(cls, ...children) {
+  const box = document.getElementById("chat-transcript");
+  const node = el("div.chat-msg" + cls, null, ...children);
+  box.append(node);
+  box.scrollTop = box.scrollHeight;
+  return node;
+}
+
+function chatError(text) {
+  chatLine(".error", text);
+}
+
+function setBusy(busy) {
+  chat.busy = busy;
+  document.getElementById("chat-cancel").disabled = !busy;
+}
+
+function showSession(status) {
+  document.getElementById("chat-session").textContent = clean(status.sessionId);
+  const runtimes = status.runtimes.length ? status.runtimes.join(", ") : "no code extensions";
+  document.getElementById("chat-status").textContent = clean(
+    "generation " + status.generation + " · model " + status.model + " · runtimes: " + runtimes +
+    (status.busy ? " · a turn is running" : ""));
+  setBusy(status.busy);
+  if (!status.busy) retryReload();
+}
+
+// The reload Serve refused while a turn ran, retried once the session is
+// idle (after any page action in progress).
+function retryReload() {
+  if (!chat.reloadPending) return;
+  if (busy) {
+    setTimeout(retryReload, 250);
+    return;
+  }
+  chat.reloadPending = false;
+  act(reloadRuntime);
+}
+
+async function openSession() {
+  const view = await apiJSON("POST", "/sessions", {});
+  chat.id = view.sessionId;
+  chat.streaming = null;
+  document.getElementById("chat-transcript").replaceChildren();
+  document.getElementById("chat-surfaces").replaceChildren();
+  document.getElementById("chat-questions").replaceChildren();
+  document.getElementById("chat-close").hidden = false;
+  showSession(view);
+  // Subscribe before anything is submitted: the answer's headers arrive
+  // once the server holds the subscription.
+  chat.abort = new AbortController();
+  const res = await api("GET", "/sessions/" + encodeURIComponent(chat.id) + "/events", undefined, chat.abort.signal);
+  readEvents(res, chat.id).catch((e) => {
+    if (e.name !== "AbortError") chatError("The event stream broke: " + e.message);
+  });
+  const detail = await apiJSON("GET", "/sessions/" + encodeURIComponent(chat.id));
+  detail.surfaces.forEach(renderSurface);
+}
+
+// Server-Sent Events read with fetch (EventSource cannot send the token):
+// frames end with a blank line; `event:` names the type, `data:` is JSON.
+async function readEvents(res, id) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = null;
+      let data = "";
+      for (const line of frame.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+      }
+      if (name && data && chat.id === id) onEvent(name, JSON.parse(data));
+    }
+  }
+}
+
+function endStreaming() {
+  chat.streaming = null;
+}
+
+function onEvent(name, e) {
+  switch (name) {
+    case "opened":
+    case "status":
+      showSession(e.status);
+      break;
+    case "turn_started":
+      endStreaming();
+      setBusy(true);
+      break;
+    case "user_message":
+      chatLine(".user", el("span.who", null, "you"), el("span.text", null, e.text));
+      break;
+    case "context":
+      chatLine(".note", "context from " + e.source + ": " + e.text);
+      break;
+    case "assistant_delta":
+      if (!chat.streaming) {
+        chat.streaming = el("span.text");
+        chatLine(".assistant", el("span.who", null, "assistant"), chat.streaming);
+      }
+      chat.streaming.append(document.createTextNode(clean(e.text)));
+      break;
+    case "assistant_message":
+      if (chat.streaming) chat.streaming.textContent = clean(e.text);
+      else if (e.text) chatLine(".assistant", el("span.who", null, "assistant"), el("span.text", null, e.text));
+      endStreaming();
+      break;
+    case "point":
+      if (e.record.steps.length) {
+        chatLine(".note", e.record.point + ": " + e.record.steps.map((s) => s.plugin + " " + s.result).join(" → ") +
+          (e.record.note ? " (" + e.record.note + ")" : ""));
+      }
+      break;
+    case "hook": {
+      const r = e.record;
+      if (r.matched === false) break;
+      const verdict = r.decision && r.decision.verdict ? " · " + r.decision.verdict : "";
+      const reason = r.decision && r.decision.reason ? ": " + r.decision.reason : "";
+      chatLine(".note", "hook " + r.event + " (" + r.plugin + "): exit " + r.exitCode + verdict + reason);
+      break;
+    }
+    case "tool_call":
+      endStreaming();
+      chatLine(".tool", "tool " + e.name + " " + e.arguments);
+      break;
+    case "tool_result": {
+      const r = e.record;
+      const result = r.result.length > 400 ? r.result.slice(0, 400) + "…" : r.result;
+      chatLine(".tool" + (r.decision === "allow" && !r.isError ? "" : ".refused"),
+        "→ " + r.name + ": " + r.decision + (r.decidedBy ? " (" + r.decidedBy + ")" : "") + (result ? " — " + result : ""));
+      break;
+    }
+    case "question":
+      renderQuestion(e.id, e.question);
+      break;
+    case "question_closed": {
+      const box = document.querySelector('#chat-questions [data-question="' + e.id + '"]');
+      if (box) box.remove();
+      break;
+    }
+    case "surface":
+      renderSurface(e.update);
+      break;
+    case "warning":
+      chatLine(".warning", "warning (" + e.source + "): " + e.message);
+      break;
+    case "reload": {
+      const o = e.outcome;
+      if (o.status === "swapped") chatLine(".note", "runtime reloaded: generation " + o.fromGeneration + " → " + o.toGeneration);
+      else if (o.status === "failed") chatLine(".warning", "reload failed; generation " + o.kept + " keeps serving: " + o.why);
+      else chatLine(".note", "reload queued until the turn ends");
+      break;
+    }
+    case "command_output":
+      chatLine(".command", el("pre", null, e.text));
+      break;
+    case "turn_ended": {
+      endStreaming();
+      const st = e.status;
+      if (st.status === "blocked") chatLine(".turn-end.blocked", "blocked at " + st.point + " by " + st.plugin + ": " + st.reason);
+      else if (st.status === "failed") chatLine(".turn-end.failed", "failed at " + st.point + ": " + st.error);
+      else if (st.status === "cancelled") chatLine(".turn-end.cancelled", "cancelled");
+      document.getElementById("chat-questions").replaceChildren();
+      break;
+    }
+    case "closed":
+      chatLine(".note", "session closed");
+      sessionGone();
+      break;
+    default:
+      break;
+  }
+}
+
+function sessionGone() {
+  if (chat.abort) chat.abort.abort();
+  chat.id = null;
+  chat.abort = null;
+  setBusy(false);
+  document.getElementById("chat-close").hidden = true;
+  document.getElementById("chat-session").textContent = "";
+  document.getElementById("chat-status").textContent = "No session: the next message opens a new one.";
+}
+
+// Inputs for form fields; `read()` gives the values.
+function fieldInputs(fields) {
+  const rows = [];
+  const readers = [];
+  for (const f of fields) {
+    const label = el("span", null, f.label || f.key);
+    let input;
+    let read;
+    if (f.kind === "confirm") {
+      input = el("input", { type: "checkbox", "data-key": f.key, checked: f.default === true });
+      read = () => input.checked;
+    } else if (f.kind === "select") {
+      input = el("select", { "data-key": f.key }, (f.options || []).map((o) => el("option", { value: o, selected: f.default === o }, o)));
+      read = () => input.value;
+    } else if (f.kind === "multiselect") {
+      const boxes = (f.options || []).map((o) => el("input", { type: "checkbox", value: o, checked: Array.isArray(f.default) && f.default.includes(o) }));
+      input = el("span", { "data-key": f.key }, boxes.map((b, i) => el("label.check", null, b, f.options[i])));
+      read = () => boxes.filter((b) => b.checked).map((b) => b.value);
+    } else {
+      input = el("input", { type: "text", "data-key": f.key, value: typeof f.default === "string" ? f.default : "" });
+      read = () => input.value;
+    }
+    rows.push(el("label.field", null, label, input));
+    readers.push([f.key, read]);
+  }
+  return { rows, read: () => Object.fromEntries(readers.map(([k, r]) => [k, r()])) };
+}
+
+async function answerQuestion(id, body) {
+  try {
+    await apiJSON("POST", "/sessions/" + encodeURIComponent(chat.id) + "/answer", Object.assign({ question: id }, body));
+  } catch (e) {
+    chatError(e.message);
+  }
+}
+
+function renderQuestion(id, q) {
+  const box = document.getElementById("chat-questions");
+  let node;
+  if (q.kind === "permission") {
+    node = el("div.question", { "data-question": id, "data-kind": "permission" },
+      el("div.title", null, "Allow the tool " + q.tool + "?"),
+      el("pre", null, q.arguments),
+      el("div.head", null,
+        el("button.primary", { type: "button", "data-answer": "allow", onclick: () => answerQuestion(id, { allow: true }) }, "Allow"),
+        el("button", { type: "button", "data-answer": "always", onclick: () => answerQuestion(id, { allow: true, always: true }) }, "Always allow"),
+        el("button.danger", { type: "button", "data-answer": "deny", onclick: () => answerQuestion(id, { allow: false }) }, "Deny")));
+  } else {
+    const inputs = fieldInputs(q.form.fields);
+    node = el("div.question", { "data-question": id, "data-kind": "form" },
+      el("div.title", null, q.plugin + " asks: " + (q.form.title || q.surfaceId)),
+      q.form.message ? el("div", null, q.form.message) : null,
+      ...inputs.rows,
+      el("div.head", null,
+        el("button.primary", { type: "button", "data-answer": "submit", onclick: () => answerQuestion(id, { values: inputs.read() }) }, "Submit"),
+        el("button", { type: "button", "data-answer": "cancel", onclick: () => answerQuestion(id, { cancel: true }) }, "Cancel")));
+  }
+  box.append(node);
+}
+
+async function invokeAction(plugin, action) {
+  try {
+    const r = await apiJSON("POST", "/sessions/" + encodeURIComponent(chat.id) + "/actions", { plugin, action });
+    if (r.message) chatLine(".note", "/" + plugin + ":" + action + ": " + r.message);
+  } catch (e) {
+    chatError(e.message);
+  }
+}
+
+function actionButtons(plugin, actions) {
+  if (!actions || !actions.length) return null;
+  return el("div.head", null, actions.map((a) =>
+    el("button.small", { type: "button", "data-action-id": a.actionId, onclick: () => invokeAction(plugin, a.actionId) }, a.label)));
+}
+
+function viewText(node, out) {
+  const text = [node.label, node.value].filter(Boolean).join(": ");
+  if (text) out.push(el("div", null, text));
+  for (const child of node.children || []) viewText(child, out);
+  return out;
+}
+
+// One element per surface (plugin + surface id), replaced by each update.
+function renderSurface(u) {
+  const box = document.getElementById("chat-surfaces");
+  const key = u.plugin + "/" + u.surfaceId;
+  const p = u.payload;
+  const progress = (v) => (typeof v === "number" ? el("progress", { max: 1, value: v }) : null);
+  let body;
+  switch (u.kind) {
+    case "status":
+      body = [el("span.text", null, "● " + p.label + (p.detail ? " — " + p.detail : "")), progress(p.progress)];
+      break;
+    case "card":
+    case "panel":
+      body = [p.title ? el("div.title", null, p.title) : null,
+        p.text || p.markdown ? el("div", null, p.text || p.markdown) : null,
+        dl((p.fields || []).map((f) => [f.key, f.value || ""])), progress(p.progress),
+        actionButtons(u.plugin, p.actions)];
+      break;
+    case "notification":
+      body = [el("div.title", null, p.title), p.body ? el("div", null, p.body) : null];
+      break;
+    case "form": {
+      const inputs = fieldInputs(p.fields);
+      const submit = async () => {
+        try {
+          await apiJSON("POST", "/sessions/" + encodeURIComponent(chat.id) + "/forms",
+            { plugin: u.plugin, surfaceId: u.surfaceId, values: inputs.read() });
+          chatLine(".note", "form " + u.surfaceId + " submitted");
+        } catch (e) {
+          chatError(e.message);
+        }
+      };
+      body = [p.title ? el("div.title", null, p.title) : null, p.message ? el("div", null, p.message) : null,
+        ...inputs.rows, el("div.head", null, el("button.small.primary", { type: "button", "data-role": "submit-form", onclick: submit }, "Submit"))];
+      break;
+    }
+    case "view":
+      body = viewText(p.body, []);
+      break;
+    default:
+      body = [el("pre", null, JSON.stringify(p))];
+  }
+  const severity = p.severity ? "." + p.severity.replace(/[^\w-]/g, "") : "";
+  const node = el("div.surface" + severity, { "data-key": key, "data-plugin": u.plugin, "data-kind": u.kind },
+    el("span.from", null, "[" + u.plugin + "]"), ...body);
+  const old = Array.from(box.children).find((c) => c.dataset.key === key);
+  if (old) old.replaceWith(node);
+  else box.append(node);
+}
+
+async function sendLine(ev) {
+  ev.preventDefault();
+  const field = document.getElementById("chat-input");
+  const line = field.value;
+  if (!line.trim()) return;
+  try {
+    if (!chat.id) await openSession();
+  } catch (e) {
+    chatError(e.message);
+    return;
+  }
+  field.value = "";
+  // The answer comes when the turn ends; its events stream meanwhile.
+  apiJSON("POST", "/sessions/" + encodeURIComponent(chat.id) + "/input", { line })
+    .catch((e) => chatError(e.code === "session.busy" ? "A turn is running: wait for it to end, or cancel it." : e.message));
+}
+
+async function cancelTurn() {
+  if (!chat.id) return;
+  try {
+    await apiJSON("POST", "/sessions/" + encodeURIComponent(chat.id) + "/cancel", {});
+  } catch (e) {
+    chatError(e.message);
+  }
+}
+
+async function closeSession() {
+  if (!chat.id) return;
+  const id = chat.id;
+  try {
+    await apiJSON("DELETE", "/sessions/" + encodeURIComponent(id));
+  } catch (e) {
+    chatError(e.message);
+  }
+  if (chat.id === id) sessionGone();
+}
+
+async function newSession() {
+  if (chat.id) await closeSession();
+  try {
+    await openSession();
+  } catch (e) {
+    chatError(e.message);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   if (!token) {
     document.getElementById("no-token").hidden = false;
@@ -399,5 +804,9 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("install-form").addEventListener("submit", planInstall);
   document.getElementById("refresh-btn").addEventListener("click", refreshAll);
   document.getElementById("reload-btn").addEventListener("click", () => act(reloadRuntime));
+  document.getElementById("chat-form").addEventListener("submit", sendLine);
+  document.getElementById("chat-cancel").addEventListener("click", cancelTurn);
+  document.getElementById("chat-close").addEventListener("click", closeSession);
+  document.getElementById("chat-new").addEventListener("click", newSession);
   refreshAll();
 });
