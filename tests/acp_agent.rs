@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, ImageContent, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, NewSessionRequest, NewSessionResponse,
-    PermissionOptionId, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
-    SessionNotification, SetSessionConfigOptionRequest,
+    CancelNotification, ClientCapabilities, CloseSessionRequest, ContentBlock, ImageContent,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, NewSessionRequest,
+    NewSessionResponse, PermissionOptionId, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SetSessionConfigOptionRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
@@ -933,7 +933,7 @@ async fn cancel_stops_a_provider_stream_and_the_model_picker_switches() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_requests_get_typed_errors_and_the_agent_goes_on() {
+async fn sessions_open_and_close_and_bad_requests_get_typed_errors() {
     let env = Env::new();
     let mut acp = Acp::start(&env.home, &env.workspace, &[]).await;
     acp.initialize(false).await;
@@ -1017,6 +1017,39 @@ async fn bad_requests_get_typed_errors_and_the_agent_goes_on() {
     let (result, seen) = acp.prompt(&session, "fine").await;
     assert!(result.is_ok());
     assert!(text(&seen).contains("echo: fine"));
+
+    // Two sessions on one connection are independent; an open session
+    // cannot be loaded twice; a closed one is gone.
+    let second = acp
+        .new_session(&env.workspace)
+        .await
+        .session_id
+        .0
+        .to_string();
+    assert_ne!(second, session);
+    let (_, seen) = acp.prompt(&second, "other").await;
+    assert!(text(&seen).contains("echo: other"));
+    let twice = acp
+        .request(LoadSessionRequest::new(
+            session.clone(),
+            env.workspace.clone(),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(twice.code, ErrorCode::INVALID_REQUEST);
+    acp.request(CloseSessionRequest::new(second.clone()))
+        .await
+        .unwrap();
+    let gone = acp
+        .request(PromptRequest::new(
+            second.clone(),
+            vec![ContentBlock::from("hi")],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code, ErrorCode::RESOURCE_NOT_FOUND);
+    let (result, _) = acp.prompt(&session, "first is still open").await;
+    assert!(result.is_ok());
     let (code, _, stderr) = acp.finish().await;
     assert_eq!(code, 0, "stderr:\n{stderr}");
 }

@@ -95,6 +95,7 @@ impl Live {
             busy,
             line_start: true,
             reload_queued: false,
+            round_ended: false,
             model,
         };
         (
@@ -141,6 +142,8 @@ struct Task {
     line_start: bool,
     /// A reload was queued: its application is announced.
     reload_queued: bool,
+    /// A provider round ended since the last streamed text.
+    round_ended: bool,
     /// The models and the current model last announced.
     model: (Vec<String>, String),
 }
@@ -169,6 +172,7 @@ impl Task {
     /// it produced has gone out.
     async fn prompt(&mut self, prompt: Prompt, events: &mut UnboundedReceiver<SessionEvent>) {
         self.line_start = true;
+        self.round_ended = false;
         let session = self.session.clone();
         let submit = session.submit(&prompt.text);
         tokio::pin!(submit);
@@ -229,7 +233,17 @@ impl Task {
 
     fn forward(&mut self, event: SessionEvent) {
         match event {
-            SessionEvent::AssistantDelta { text } => self.chunk(&plain_text(&text)),
+            SessionEvent::AssistantDelta { text } => {
+                // A new provider round (after tool calls) starts a new
+                // paragraph.
+                let lead = if std::mem::take(&mut self.round_ended) && !self.line_start {
+                    "\n\n"
+                } else {
+                    ""
+                };
+                self.chunk(&format!("{lead}{}", plain_text(&text)));
+            }
+            SessionEvent::AssistantMessage { .. } => self.round_ended = true,
             SessionEvent::ToolCall {
                 call_id,
                 name,
