@@ -1053,3 +1053,19 @@ async fn sessions_open_and_close_and_bad_requests_get_typed_errors() {
     let (code, _, stderr) = acp.finish().await;
     assert_eq!(code, 0, "stderr:\n{stderr}");
 }
+
+#[test]
+fn a_bad_call_flag_is_a_usage_error() {
+    let out = std::process::Command::new(REASONIX)
+        .args(["acp", "--call", "write_file=[1]"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing on stdout but frames");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--call write_file: the arguments must be a JSON object"),
+        "{stderr}"
+    );
+}

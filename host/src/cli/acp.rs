@@ -16,7 +16,7 @@ use crate::session::ScriptedCall;
 line) on its stdin and stdout. Each ACP session is a Reasonix session on the session's cwd, \
 saved under $REASONIX_HOME/sessions/<id>.json (session/load continues it).\n\n\
 Zed (settings.json):\n  \
-\"agent_servers\": { \"Reasonix\": { \"command\": \"reasonix\", \"args\": [\"acp\"] } }\n\n\
+\"agent_servers\": { \"Reasonix\": { \"type\": \"custom\", \"command\": \"reasonix\", \"args\": [\"acp\"] } }\n\n\
 Vendor extensions: _reasonix.io/session/reloadExtensions (method), \
 _reasonix.io/session/reloadApplied and _reasonix.io/extensionSurface (notifications), \
 _reasonix.io/extensionSurface/request (forms, to clients that set \
