@@ -9,4 +9,6 @@ pub mod hooks;
 pub mod install;
 pub mod registry;
 pub mod runtime;
+pub mod serve;
 pub mod session;
+pub mod skills;

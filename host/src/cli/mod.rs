@@ -9,6 +9,7 @@ pub mod chat;
 pub mod dev;
 pub mod doctor;
 pub mod plugin;
+pub mod serve;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -27,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// Serve the plugin routes and the plugins page over HTTP.
+    Serve(serve::ServeArgs),
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).
     Chat(chat::ChatArgs),
@@ -58,6 +61,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Serve(args) => serve::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Acp(args) => acp::run(args),
         Command::Dev(cmd) => dev::run(cmd),
