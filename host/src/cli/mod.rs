@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod acp;
 pub mod chat;
 pub mod dev;
 pub mod doctor;
@@ -36,6 +37,9 @@ pub enum Command {
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).
     Chat(chat::ChatArgs),
+    /// Serve the session as an Agent Client Protocol agent on stdio (for
+    /// editors such as Zed).
+    Acp(acp::AcpArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -64,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Chat(args) => chat::run(args),
+        Command::Acp(args) => acp::run(args),
         Command::Dev(cmd) => dev::run(cmd),
         Command::Doctor(cmd) => doctor::run(cmd),
     }

@@ -35,6 +35,8 @@ pub enum InputSource {
 pub enum Question {
     /// May this tool call run? Answer with `Answer::Permission`.
     Permission {
+        /// The `tool_call` event this question is about.
+        call_id: String,
         tool: String,
         arguments: String,
         read_only: bool,

@@ -55,7 +55,7 @@ pub use events::{Answer, InputSource, Question, SessionEvent, Status};
 pub use inventory::{EntryKind, Inventory, SlashEntry};
 pub use report::{HookRecord, PointRecord, ToolRecord, TurnReport, TurnStatus};
 pub use slash::MenuEntry;
-pub use turn::{ECHO_MODEL, ScriptedCall, prefix_hash, provider_tools};
+pub use turn::{ECHO_MODEL, ScriptedCall, new_session_id, prefix_hash, provider_tools};
 
 /// How questions (tool permissions, extension forms) are answered.
 #[derive(Debug, Clone)]
@@ -80,6 +80,9 @@ pub struct SessionOptions {
     pub workspace: PathBuf,
     /// Loaded when it exists, written after every completed turn.
     pub session_file: Option<PathBuf>,
+    /// The id of a new session (default: a fresh `rs-…` id). A session
+    /// file that exists keeps its own id.
+    pub session_id: Option<String>,
     /// Overrides the configured `default_model`.
     pub model: Option<String>,
     pub interaction: Interaction,
@@ -101,6 +104,7 @@ impl SessionOptions {
             home,
             workspace,
             session_file: None,
+            session_id: None,
             model: None,
             interaction: Interaction::Interactive,
             scripted_calls: Vec::new(),
@@ -361,6 +365,7 @@ impl Session {
         let session_id = existing
             .as_ref()
             .map(|f| f.session_id.clone())
+            .or_else(|| options.session_id.clone())
             .unwrap_or_else(turn::new_session_id);
         let bus = Arc::new(events::EventBus::default());
         let questions = Arc::new(Questions::default());

@@ -857,6 +857,7 @@ impl<'a> Turn<'a> {
                 let (id, rx) = session.inner.questions.ask(
                     &session.inner.bus,
                     Question::Permission {
+                        call_id: call_id.to_string(),
                         tool: tool.to_string(),
                         arguments: clean_text(args),
                         read_only,

@@ -53,7 +53,7 @@ pub struct TurnArgs {
 }
 
 /// Split `NAME=JSON`, checking the JSON.
-fn name_and_json(
+pub(crate) fn name_and_json(
     flag: &str,
     text: &str,
     object: bool,
