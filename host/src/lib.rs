@@ -6,6 +6,7 @@ pub mod export;
 pub mod home;
 pub mod hooks;
 pub mod install;
+pub mod mods;
 pub mod registry;
 pub mod runtime;
 pub mod session;

@@ -169,14 +169,16 @@ fn shell_name(command: &str) -> Option<String> {
 
 /// A spawned child and the process group that contains it and everything it
 /// starts.
-pub(crate) struct Spawned {
+pub struct Spawned {
     pub child: Child,
     pub group: Pid,
 }
 
 /// Spawns the resolved command with piped stdio in a new process group,
-/// through the guard unless disabled.
-pub(crate) async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawned, LaunchError> {
+/// through the guard unless disabled. Other host runtimes that speak NDJSON
+/// over a child's stdio (the Claude Code mods' Node process) start theirs
+/// here too, for the same cleanup: the group, its descendants, parent death.
+pub async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawned, LaunchError> {
     let (program, args): (PathBuf, Vec<OsString>) = match guard {
         Guard::Disabled => (
             cmd.program.clone(),
@@ -222,7 +224,7 @@ pub(crate) async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawne
 }
 
 /// Kills every process in the group. A group that is already gone is fine.
-pub(crate) fn kill_group(group: Pid) {
+pub fn kill_group(group: Pid) {
     match rustix::process::kill_process_group(group, Signal::KILL) {
         Ok(()) => {}
         Err(rustix::io::Errno::SRCH) => {}

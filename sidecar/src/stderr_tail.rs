@@ -22,7 +22,7 @@ pub struct StderrTail {
 
 impl StderrTail {
     /// Starts draining `stderr` in a task; the task ends at EOF.
-    pub(crate) fn spawn<R>(plugin: &str, mut stderr: R) -> (Self, JoinHandle<()>)
+    pub fn spawn<R>(plugin: &str, mut stderr: R) -> (Self, JoinHandle<()>)
     where
         R: AsyncRead + Unpin + Send + 'static,
     {

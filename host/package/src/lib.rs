@@ -13,11 +13,13 @@
 //! - [`marketplace`]: Claude and Codex marketplace catalogues.
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
 //! - [`themes`]: what the theme reader accepts, rejects or drops.
+//! - [`mods`]: Claude Code mods (one ES module) and their install preview.
 
 pub mod compat;
 pub mod inventory;
 pub mod manifest;
 pub mod marketplace;
+pub mod mods;
 pub mod package;
 pub mod paths;
 pub mod themes;

@@ -42,7 +42,7 @@ const BUILTINS: &[(&str, &str)] = &[
 #[serde(rename_all = "camelCase")]
 pub struct MenuEntry {
     pub command: String,
-    /// `builtin`, `command`, `prompt`, `skill`, `agent` or `action`.
+    /// `builtin`, `command`, `prompt`, `skill`, `agent`, `action` or `mod`.
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -74,6 +74,7 @@ pub(super) fn menu(session: &Session) -> Vec<MenuEntry> {
             plugin: Some(e.plugin),
         })
         .collect();
+    plugin.extend(session.mods().menu());
     plugin.sort_by(|a, b| a.command.cmp(&b.command));
     out.extend(plugin);
     out
@@ -150,6 +151,10 @@ pub(super) async fn run(session: &Session, line: &str) -> Result<Submitted, Sess
     }
     if BUILTINS.iter().any(|(name, _)| *name == word) {
         return builtin(session, word, rest).await;
+    }
+    if let Some(done) = session.mods().slash(session, word, rest).await {
+        let (command, text) = done?;
+        return output(session, &command, text, serde_json::Value::Null);
     }
     let entry = resolve(session, word)?;
     let args = split_args(rest);

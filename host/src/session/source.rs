@@ -76,14 +76,13 @@ impl CandidateSource for SessionSource {
             ));
         }
         let candidates = self.registry.candidates_of(&enabled)?;
-        let inventory =
-            Inventory::from_enabled(
-                enabled,
-                unreadable,
-                self.registry.home(),
-                &self.workspace,
-                self.bash.clone(),
-            );
+        let inventory = Inventory::from_enabled(
+            enabled,
+            unreadable,
+            self.registry.home(),
+            &self.workspace,
+            self.bash.clone(),
+        );
         Ok(SourceRead {
             candidates,
             attachment: Some(Arc::new(inventory)),

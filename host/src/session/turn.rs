@@ -286,6 +286,11 @@ pub(super) async fn open_session(session: &Session, loaded: bool) -> Result<(), 
             |_| None,
         )
         .await;
+    // Claude Code mods start after the extensions' session point, before
+    // the SessionStart hooks.
+    if opened.is_ok() {
+        session.mods().open(session, loaded).await;
+    }
     let outcome = rec
         .hooks(
             Payload {
@@ -331,6 +336,7 @@ pub(super) async fn close_session(session: &Session) -> Vec<PointRecord> {
             |_| None,
         )
         .await;
+    session.mods().close(session).await;
     rec.hooks(
         Payload {
             event: "SessionEnd".into(),
@@ -626,7 +632,37 @@ impl<'a> Turn<'a> {
                     .failure(HookPoint::ToolBefore, Some(&target.name), &error));
             }
         };
-        let (tool, args) = (before.name.clone(), before.arguments.clone());
+        let tool = before.name.clone();
+        // Mods: deny, rewrite the arguments, or answer in place of the tool.
+        let call = self
+            .session()
+            .mods()
+            .tool_call(self.session(), &tool, &before.arguments)
+            .await;
+        for record in call.records {
+            self.rec.push_point(record);
+        }
+        let args = match call.verdict {
+            crate::mods::CallVerdict::Continue(args) => args,
+            crate::mods::CallVerdict::Deny { plugin, reason } => {
+                let result = format!("denied by mod {plugin}: {reason}");
+                return Ok(blocked(self, format!("mod {plugin}"), result));
+            }
+            crate::mods::CallVerdict::Answer { plugin, result } => {
+                self.push_tool(ToolRecord {
+                    call_id: call_id.to_string(),
+                    name: tool.clone(),
+                    arguments: before.arguments.clone(),
+                    kind,
+                    host_decision: "-",
+                    decision: "answered",
+                    decided_by: Some(format!("mod {plugin}")),
+                    result: result.clone(),
+                    is_error: false,
+                });
+                return Ok(tool_message(call_id, name, &result));
+            }
+        };
         let args_value: serde_json::Value =
             serde_json::from_str(&args).unwrap_or(serde_json::Value::Null);
 
@@ -651,10 +687,23 @@ impl<'a> Turn<'a> {
         }
         self.check_cancel()?;
 
-        // 3. The permission decision.
+        // 3. The permission decision. Mods may deny or ask, never allow.
         let read_only = self.read_only(&tool);
+        let check = self
+            .session()
+            .mods()
+            .tool_check(self.session(), &tool, &args, read_only)
+            .await;
+        for record in check.records {
+            self.rec.push_point(record);
+        }
+        if let crate::mods::CheckVerdict::Deny { plugin, reason } = check.verdict {
+            let result = format!("denied by mod {plugin}: {reason}");
+            return Ok(blocked(self, format!("mod {plugin}"), result));
+        }
+        let ask = matches!(check.verdict, crate::mods::CheckVerdict::Ask { .. });
         let (host_decision, mut allowed, mut decided_by, final_deny) = self
-            .host_decision(call_id, &tool, &args, &args_value, read_only)
+            .host_decision(call_id, &tool, &args, &args_value, read_only, ask)
             .await?;
         if !final_deny {
             let permission = PermissionPayload {
@@ -792,6 +841,8 @@ impl<'a> Turn<'a> {
 
     /// The host's decision: `(label, allowed, decided_by, final)`; `final`
     /// when a hook denied (extensions cannot overturn a hook's deny).
+    /// `ask` (a mod's `tool.check`) skips the allow rules, grants and
+    /// read-only pass: the question is asked.
     async fn host_decision(
         &mut self,
         call_id: &str,
@@ -799,6 +850,7 @@ impl<'a> Turn<'a> {
         args: &str,
         args_value: &serde_json::Value,
         read_only: bool,
+        ask: bool,
     ) -> Result<(&'static str, bool, Option<String>, bool), Stop> {
         let session = self.session();
         if session.inner.options.read_only && !read_only {
@@ -818,10 +870,10 @@ impl<'a> Turn<'a> {
                 return Ok(("deny", false, Some("the user config".to_string()), false));
             }
             _ if scripted_deny => return Ok(("deny", false, None, false)),
-            RuleVerdict::Allow => return Ok(("allow", true, None, false)),
-            RuleVerdict::Ask => {}
+            RuleVerdict::Allow if !ask => return Ok(("allow", true, None, false)),
+            _ => {}
         }
-        if self.grants.contains(tool) || read_only {
+        if !ask && (self.grants.contains(tool) || read_only) {
             return Ok(("allow", true, None, false));
         }
         // The dialog. PermissionRequest hooks answer it first.
@@ -913,6 +965,9 @@ impl<'a> Turn<'a> {
                 Err(content) => (content, true),
             });
         }
+        if let Some(reply) = session.mods().call_tool(tool, args).await {
+            return Ok(reply);
+        }
         let catalog = &self.rec.generation.capabilities;
         if called == PROXY_TOOL && !via_proxy {
             // list (or a malformed request) through the proxy.
@@ -928,7 +983,9 @@ impl<'a> Turn<'a> {
                     }
                 };
             if value.get("list").and_then(|v| v.as_bool()) == Some(true) {
-                return Ok((catalog.listing().to_string(), false));
+                let mut listing = catalog.listing();
+                session.mods().extend_listing(&mut listing);
+                return Ok((listing.to_string(), false));
             }
             return Ok((
                 format!("{PROXY_TOOL}: give {{\"list\": true}} or a \"name\""),
@@ -1030,6 +1087,13 @@ pub(super) async fn run(
         grants: carry.approval_grants.clone(),
         turn: turn_no,
     };
+    for record in session
+        .mods()
+        .turn_start(session, turn_no, source, &model)
+        .await
+    {
+        turn.rec.push_point(record);
+    }
     let mut transcript = carry.transcript.clone();
     let mut prefix = None;
     let mut compacted: Option<String> = None;
@@ -1045,6 +1109,24 @@ pub(super) async fn run(
                 |p| Some(format!("input → {:?}", short(&p.text))),
             )
             .await?;
+        // Mods: after the interceptors, before the hooks.
+        let submitted = session
+            .mods()
+            .prompt_submit(session, input.text, source)
+            .await;
+        for record in submitted.records {
+            turn.rec.push_point(record);
+        }
+        if let Some((plugin, reason)) = submitted.dropped {
+            return Err(Stop::Blocked {
+                point: "prompt.submit",
+                plugin: format!("mod {plugin}"),
+                reason,
+            });
+        }
+        let input = InputPayload {
+            text: submitted.text,
+        };
         let prompt_hooks = turn
             .rec
             .hooks(
@@ -1065,6 +1147,7 @@ pub(super) async fn run(
             });
         }
         let mut context = context.clone();
+        context.extend(submitted.context);
         context.extend(prompt_hooks.records.iter().filter_map(|r| {
             hooks::context_of(r).map(|text| (format!("{} UserPromptSubmit hook", r.plugin), text))
         }));
@@ -1136,6 +1219,7 @@ pub(super) async fn run(
             let response = turn
                 .provider_round(&model, build_request(&messages), &mut prefix)
                 .await?;
+            session.mods().note_usage(response.usage.as_ref());
             let mut assistant = message(ProviderRole::Assistant, &response.text);
             assistant.tool_calls = response.calls.clone();
             if !response.reasoning.is_empty() {
@@ -1264,10 +1348,12 @@ pub(super) async fn run(
         host.update_carry(|c| c.approval_grants = turn.grants.clone());
     }
     let prefix_hash = prefix.unwrap_or_default();
+    let gaps = session.mods().turn_end(session).await;
     session.emit(SessionEvent::TurnEnded {
         turn: turn_no,
         status: status.clone(),
         prefix_hash: prefix_hash.clone(),
+        gaps: gaps.clone(),
     });
     let report = TurnReport {
         generation: generation.number,
@@ -1286,6 +1372,7 @@ pub(super) async fn run(
         warnings: generation.diagnostics.warnings(),
         audit: generation.diagnostics.audit_entries(),
         status,
+        gaps,
         reload: None,
         session_file,
         state_file,
@@ -1326,6 +1413,7 @@ fn empty_report(session: &Session, status: TurnStatus) -> TurnReport {
         warnings: Vec::new(),
         audit: Vec::new(),
         status,
+        gaps: Vec::new(),
         reload: None,
         session_file: None,
         state_file: None,

@@ -139,6 +139,9 @@ pub fn summary(resp: &InstallResponse) -> String {
         if let Some(rt) = &a.runtime {
             out.push_str(&super::show::full_trust_block(rt, "  "));
         }
+        if let Some(preview) = &a.mod_preview {
+            out.push_str(&super::show::mod_block(preview, "  "));
+        }
         if !a.commit.is_empty() {
             out.push_str(&format!("  commit: {}\n", a.commit));
         }
