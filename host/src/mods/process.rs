@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use reasonix_protocol::error::{DOMAIN_ERROR_CODE, RpcError};
 use reasonix_protocol::frame::{
     Frame, Id, Outcome, decode_frame, encode_error, encode_request, encode_result,
@@ -319,6 +320,16 @@ impl Drop for ModProcess {
     }
 }
 
+fn respond(shared: &Shared, id: Id, outcome: Result<Value, ModRejection>) {
+    let frame = match outcome {
+        Ok(value) => encode_result(id, &value),
+        Err(rejection) => encode_error(id, &rejection.to_rpc()),
+    };
+    if let Ok(frame) = frame {
+        shared.send(frame);
+    }
+}
+
 fn on_frame(shared: &Arc<Shared>, line: &[u8], serve: &Serve) {
     let frame = match decode_frame(line) {
         Ok(frame) => frame,
@@ -346,24 +357,29 @@ fn on_frame(shared: &Arc<Shared>, line: &[u8], serve: &Serve) {
             }
         }
         Frame::Request(request) => {
+            let member = request
+                .method
+                .strip_prefix("$/")
+                .unwrap_or(&request.method)
+                .to_string();
+            let args = serde_json::from_str::<Value>(request.params.get())
+                .ok()
+                .and_then(|p| p.get("args").cloned())
+                .unwrap_or(Value::Array(Vec::new()));
+            let mut serving = serve(member, args);
+            // What the host answers at once (UI lines, registrations) is
+            // answered here, in the order the mod wrote it; what waits
+            // (a question to the user) goes on by itself.
+            if let Some(outcome) = (&mut serving).now_or_never() {
+                respond(shared, request.id, outcome);
+                return;
+            }
             let shared = Arc::clone(shared);
-            let serve = Arc::clone(serve);
             shared.serving.send_modify(|n| *n += 1);
             tokio::spawn(async move {
-                let member = request.method.strip_prefix("$/").unwrap_or(&request.method);
-                let args = serde_json::from_str::<Value>(request.params.get())
-                    .ok()
-                    .and_then(|p| p.get("args").cloned())
-                    .unwrap_or(Value::Array(Vec::new()));
-                let outcome = serve(member.to_string(), args).await;
+                let outcome = serving.await;
                 shared.serving.send_modify(|n| *n = n.saturating_sub(1));
-                let frame = match outcome {
-                    Ok(value) => encode_result(request.id, &value),
-                    Err(rejection) => encode_error(request.id, &rejection.to_rpc()),
-                };
-                if let Ok(frame) = frame {
-                    shared.send(frame);
-                }
+                respond(&shared, request.id, outcome);
             });
         }
         Frame::Notification(_) => {}

@@ -460,6 +460,17 @@ impl<'a> Visit<'a> for Reader<'_> {
     }
 
     fn visit_member_expression(&mut self, it: &MemberExpression<'a>) {
+        // `options.$` itself, not the object of a longer chain: a value.
+        if let MemberExpression::StaticMemberExpression(m) = it
+            && m.property.name == "$"
+            && matches!(strip(&m.object), Expression::Identifier(id) if self.options_names.contains(id.name.as_str()))
+        {
+            let line = self.line(it.span());
+            self.note(format!(
+                "`options.$` handed to other code (line {line}): what is done with it there is not listed"
+            ));
+            return;
+        }
         let Some(segments) = self.dollar_chain(it) else {
             walk::walk_member_expression(self, it);
             return;
