@@ -790,11 +790,11 @@ impl Mods {
                     return outcome;
                 }
                 let mut changed = false;
-                if let Some(text) = value.get("text").and_then(Value::as_str) {
-                    if text != outcome.text {
-                        outcome.text = text.to_string();
-                        changed = true;
-                    }
+                if let Some(text) = value.get("text").and_then(Value::as_str)
+                    && text != outcome.text
+                {
+                    outcome.text = text.to_string();
+                    changed = true;
                 }
                 if let Some(list) = value.get("context").and_then(Value::as_array) {
                     for block in list {

@@ -146,7 +146,7 @@ fn preview_text(text: &str, source_type: SourceType) -> ModPreview {
         let at = first
             .labels
             .first()
-            .map(|l| format!(" at line {}", lines.line(l.offset() as u32)))
+            .map(|l| format!(" at line {}", lines.line(l.offset())))
             .unwrap_or_default();
         preview.error = Some(format!(
             "the module does not parse{at}: {}{}",
