@@ -116,18 +116,24 @@ pub fn install(dir: &str, kind: Kind) -> Installed {
     }
 }
 
-/// Builds and installs `examples/<dir>` into an existing home, from a copy
-/// at `<workspace>/<dir>`; returns the copy's root.
-pub fn add_to(home: &TempDir, workspace: &TempDir, dir: &str, kind: Kind) -> PathBuf {
+/// Builds `examples/<dir>` and copies the package, with its runtime in
+/// `bin/`, to `root` (not installed).
+pub fn built_copy(dir: &str, kind: Kind, root: &Path) {
     let artifact = build(dir, kind);
-    let root = workspace.path().join(dir);
-    copy_package(&workspace_root().join("examples").join(dir), &root);
+    copy_package(&workspace_root().join("examples").join(dir), root);
     std::fs::create_dir_all(root.join("bin")).unwrap();
     let file = match kind {
         Kind::Native => dir.to_owned(),
         Kind::Component => format!("{dir}.wasm"),
     };
     std::fs::copy(&artifact, root.join("bin").join(file)).unwrap();
+}
+
+/// Builds and installs `examples/<dir>` into an existing home, from a copy
+/// at `<workspace>/<dir>`; returns the copy's root.
+pub fn add_to(home: &TempDir, workspace: &TempDir, dir: &str, kind: Kind) -> PathBuf {
+    let root = workspace.path().join(dir);
+    built_copy(dir, kind, &root);
     let out = reasonix_in(
         home.path(),
         workspace.path(),

@@ -9,4 +9,6 @@ pub mod install;
 pub mod mods;
 pub mod registry;
 pub mod runtime;
+pub mod serve;
 pub mod session;
+pub mod skills;

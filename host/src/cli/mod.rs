@@ -8,6 +8,7 @@ pub mod chat;
 pub mod dev;
 pub mod doctor;
 pub mod plugin;
+pub mod serve;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// Serve the plugin routes and the plugins page over HTTP.
+    Serve(serve::ServeArgs),
     /// An interactive session: everything the enabled plugins contribute,
     /// live (hooks, tools, slash commands, extension UI, providers).
     Chat(chat::ChatArgs),
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Serve(args) => serve::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
         Command::Doctor(cmd) => doctor::run(cmd),

@@ -5,6 +5,7 @@
 //! - [`snapshot`]: the bounded copier; [`digest`]: tree/content digests, planId.
 //! - [`plan`]: the `install_source` response JSON; [`apply`]: plan → apply.
 //! - [`publish`]: staging, swap, registry write, removal, crash recovery.
+//! - [`view`]: what frontends show of an installed package.
 pub mod apply;
 pub mod archive;
 pub mod digest;
@@ -20,6 +21,8 @@ pub mod progress;
 pub mod publish;
 pub mod snapshot;
 pub mod source;
+pub mod uninstall;
+pub mod view;
 
 pub use apply::{InstallRequest, execute_install};
 pub use error::{ErrorCode, InstallError, InstallResult};

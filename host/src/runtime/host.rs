@@ -214,6 +214,13 @@ impl RuntimeHost {
         self.lock().reload_queued
     }
 
+    /// Whether a turn or a reload is running (a frontend that must not
+    /// queue a reload refuses instead).
+    pub fn is_busy(&self) -> bool {
+        let state = self.lock();
+        state.turn_running || state.reloading
+    }
+
     /// Start a turn: pin the current generation.
     pub fn begin_turn(&self) -> Result<TurnPin, Busy> {
         let mut state = self.lock();

@@ -200,7 +200,8 @@ fn view_lines(node: &ViewNode, depth: usize, plugin: &str, out: &mut String) {
     }
 }
 
-fn step_text(step: &ChainStep) -> String {
+/// One chain step: who ruled and how.
+pub fn step_text(step: &ChainStep) -> String {
     let who = match step.role {
         StepRole::Chain => step.plugin.clone(),
         StepRole::Strategy => format!("{} (slot owner)", step.plugin),
@@ -211,12 +212,12 @@ fn step_text(step: &ChainStep) -> String {
         StepResult::Blocked { reason } => format!("block: {reason}"),
         StepResult::Allowed {
             overrode_host_deny: true,
-        } => "allow (overrides the host deny)".to_string(),
+        } => "allow (overrides the host deny; audited)".to_string(),
         StepResult::Allowed { .. } => "allow".to_string(),
         StepResult::Denied => "deny".to_string(),
-        StepResult::Refused { why } => format!("allow refused: {why}"),
+        StepResult::Refused { why } => format!("allow REFUSED: {why}"),
         StepResult::Skipped { why } => format!("skipped: {why}"),
-        StepResult::Failed { why } => format!("failed: {why}"),
+        StepResult::Failed { why } => format!("FAILED: {why}"),
     };
     plain_text(&format!("{who} {what}"))
 }

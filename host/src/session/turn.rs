@@ -124,37 +124,8 @@ pub fn new_session_id() -> String {
     format!("rs-{}", &stream[3..])
 }
 
-/// Why a turn stopped early.
-enum Stop {
-    Blocked {
-        point: &'static str,
-        plugin: String,
-        reason: String,
-    },
-    Failed {
-        point: &'static str,
-        error: String,
-    },
-    Cancelled,
-}
-
-impl From<Stop> for TurnStatus {
-    fn from(stop: Stop) -> TurnStatus {
-        match stop {
-            Stop::Blocked {
-                point,
-                plugin,
-                reason,
-            } => TurnStatus::Blocked {
-                point,
-                plugin,
-                reason,
-            },
-            Stop::Failed { point, error } => TurnStatus::Failed { point, error },
-            Stop::Cancelled => TurnStatus::Cancelled,
-        }
-    }
-}
+/// Why a turn stopped early: a [`TurnStatus`] other than `Completed`.
+type Stop = TurnStatus;
 
 /// The recording side of a turn (also used while opening and closing).
 struct Recorder<'a> {
@@ -315,11 +286,11 @@ pub(super) async fn open_session(session: &Session, loaded: bool) -> Result<(), 
     drop(state);
     match opened {
         Ok(_) => Ok(()),
-        Err(Stop::Blocked { plugin, reason, .. }) => Err(SessionError::Runtime(format!(
+        Err(TurnStatus::Blocked { plugin, reason, .. }) => Err(SessionError::Runtime(format!(
             "{plugin} refused to open the session: {reason}"
         ))),
-        Err(Stop::Failed { error, .. }) => Err(SessionError::Runtime(error)),
-        Err(Stop::Cancelled) => Err(SessionError::Closed),
+        Err(TurnStatus::Failed { error, .. }) => Err(SessionError::Runtime(error)),
+        Err(TurnStatus::Cancelled | TurnStatus::Completed) => Err(SessionError::Closed),
     }
 }
 
@@ -1307,10 +1278,7 @@ pub(super) async fn run(
     }
     .await;
 
-    let status: TurnStatus = match status {
-        Ok(()) => TurnStatus::Completed,
-        Err(stop) => stop.into(),
-    };
+    let status = status.err().unwrap_or(TurnStatus::Completed);
     generation.dispatcher.observe(
         HookPoint::FrontendEvent,
         &FrontendEventPayload {

@@ -6,31 +6,11 @@ use std::fmt::Write;
 
 use reasonix_protocol::types::ProviderRole;
 
-use crate::runtime::dispatcher::{ChainStep, Outcome, StepResult, StepRole};
+use crate::runtime::dispatcher::Outcome;
 use crate::runtime::redaction::plain_text;
 use crate::runtime::ui::UiPayload;
+use crate::session::text::step_text;
 use crate::session::{TurnReport, TurnStatus};
-
-fn step_text(step: &ChainStep) -> String {
-    let who = match step.role {
-        StepRole::Chain => step.plugin.clone(),
-        StepRole::Strategy => format!("{} (slot owner)", step.plugin),
-    };
-    let what = match &step.result {
-        StepResult::Continued => "continue".to_string(),
-        StepResult::Replaced => "replace".to_string(),
-        StepResult::Blocked { reason } => format!("block: {reason}"),
-        StepResult::Allowed {
-            overrode_host_deny: true,
-        } => "allow (overrides the host deny; audited)".to_string(),
-        StepResult::Allowed { .. } => "allow".to_string(),
-        StepResult::Denied => "deny".to_string(),
-        StepResult::Refused { why } => format!("allow REFUSED: {why}"),
-        StepResult::Skipped { why } => format!("skipped: {why}"),
-        StepResult::Failed { why } => format!("FAILED: {why}"),
-    };
-    format!("{who} {what}")
-}
 
 fn indent(text: &str, by: usize) -> String {
     let pad = " ".repeat(by);

@@ -1,5 +1,4 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
-use std::path::Path;
 use std::process::ExitCode;
 
 use super::common::{EXIT_FAILED, fail, home};
@@ -7,6 +6,7 @@ use crate::capabilities::RuntimeCommand;
 use crate::install::digest::tree_digest;
 use crate::install::installed::find_installed;
 use crate::install::plan::runtime_info;
+use crate::install::view::theme_warnings;
 use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
@@ -191,21 +191,4 @@ fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage) -> bool {
             true
         }
     }
-}
-
-/// Warnings for declared themes the theme reader rejects or whose color
-/// tokens it drops. They never change doctor's exit status; paths are
-/// relative to the package root.
-fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
-    let mut out = Vec::new();
-    for theme in &pkg.inventory.themes {
-        let check = reasonix_package::themes::check(root, theme);
-        if let Some(why) = check.rejected {
-            out.push(format!("theme {}: rejected: {why}", theme.path));
-        }
-        for dropped in check.dropped {
-            out.push(format!("theme {}: {dropped}", theme.path));
-        }
-    }
-    out
 }

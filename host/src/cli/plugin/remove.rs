@@ -3,8 +3,7 @@ use std::process::ExitCode;
 
 use super::common::{EXIT_FAILED, fail, home, usage};
 use crate::install::ErrorCode;
-use crate::install::plan::{InstallResponse, KindTally, PluginAction};
-use crate::install::publish::{recover, remove_package};
+use crate::install::uninstall::uninstall;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -35,49 +34,12 @@ pub fn run(args: RemoveArgs) -> ExitCode {
         Ok(h) => h,
         Err(e) => return fail("uninstall", &e, args.json),
     };
-    let result = recover(&home).and_then(|_| remove_package(&home, &args.name));
-    let mut resp = InstallResponse {
-        op: "uninstall".into(),
-        name: args.name.clone(),
-        kind: "plugin".into(),
-        scope: "global".into(),
-        ..Default::default()
-    };
-    match result {
-        Ok(entry) => {
-            let link = entry.is_link();
-            resp.ok = true;
-            resp.status = "done".into();
-            resp.applied = true;
-            resp.kinds = KindTally {
-                plugin: 1,
-                ..Default::default()
-            };
-            resp.actions = vec![PluginAction {
-                kind: "plugin".into(),
-                action: "remove_plugin_package".into(),
-                status: "done".into(),
-                risk_level: "medium".into(),
-                risk_reasons: vec![
-                    "removes a plugin package and disables its skills, hooks, and MCP servers"
-                        .into(),
-                ],
-                name: entry.name.clone(),
-                target: home
-                    .resolve_root(&entry.root)
-                    .to_string_lossy()
-                    .into_owned(),
-                config_path: home.registry_path().to_string_lossy().into_owned(),
-                scope: "global".into(),
-                manifest_kind: entry.manifest_kind.clone().unwrap_or_default(),
-                version: entry.version.clone().unwrap_or_default(),
-                ..Default::default()
-            }];
-            resp.next = "Removed.".into();
+    match uninstall(&home, &args.name) {
+        Ok((resp, Some(entry))) => {
             println!("{}", resp.to_json());
             if !args.json {
                 eprintln!("removed {}", entry.name);
-                if link {
+                if entry.is_link() {
                     eprintln!(
                         "the linked source directory {} was left in place",
                         entry.root
@@ -86,14 +48,10 @@ pub fn run(args: RemoveArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) if e.code == ErrorCode::NotInstalled => {
-            resp.status = "blocked".into();
-            resp.kind = String::new();
-            resp.next =
-                "No installed plugin package matched that name; run `reasonix plugin list`.".into();
+        Ok((resp, None)) => {
             println!("{}", resp.to_json());
             if !args.json {
-                eprintln!("error: {} [{}]", e.message, e.code);
+                eprintln!("error: {} [{}]", resp.error, ErrorCode::NotInstalled);
                 eprintln!("next: {}", resp.next);
             }
             ExitCode::from(EXIT_FAILED)

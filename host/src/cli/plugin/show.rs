@@ -7,7 +7,8 @@ use super::common::{fail, home};
 use crate::install::installed::{Installed, find_installed};
 use reasonix_package::mods::preview::ModPreview;
 
-use crate::install::plan::{Counts, RuntimePlanInfo, manifest_kind_str, mod_preview, runtime_info};
+use crate::install::plan::{Counts, RuntimePlanInfo, mod_preview, runtime_info};
+use crate::install::view::plugin_view;
 use crate::install::{ErrorCode, InstallError};
 use crate::runtime::redaction::clean_text;
 
@@ -291,100 +292,6 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
     out
 }
 
-/// A JSON view of one package (shape of upstream's `GET /plugins` rows).
-pub fn show_json(i: &Installed) -> serde_json::Value {
-    let e = &i.entry;
-    let mut v = serde_json::json!({
-        "name": e.name,
-        "version": e.version,
-        "description": e.description,
-        "source": e.source,
-        "root": i.root.to_string_lossy(),
-        "manifestKind": e.manifest_kind,
-        "enabled": e.enabled,
-        "state": i.state(),
-        "commit": e.commit,
-        "treeDigest": e.tree_digest,
-    });
-    let obj = v.as_object_mut().expect("object literal");
-    match &i.package {
-        Err(err) => {
-            obj.insert("error".into(), err.clone().into());
-        }
-        Ok(pkg) => {
-            let plugin = &e.name;
-            let inv = &pkg.inventory;
-            obj.insert(
-                "compatibility".into(),
-                serde_json::to_value(&pkg.compatibility).unwrap_or_default(),
-            );
-            obj.insert(
-                "skills".into(),
-                inv.skills
-                    .iter()
-                    .map(|s| serde_json::json!({"name": s.name, "description": s.description, "runAs": s.run_as, "invocation": format!("/{plugin}:{}", s.name)}))
-                    .collect(),
-            );
-            let cmds = |list: &[reasonix_package::Command]| -> serde_json::Value {
-                list.iter()
-                    .map(|c| serde_json::json!({"name": c.name, "description": c.description, "argumentHint": c.argument_hint, "invocation": format!("/{plugin}:{}", c.name)}))
-                    .collect()
-            };
-            obj.insert("commands".into(), cmds(&inv.commands));
-            obj.insert("prompts".into(), cmds(&inv.prompts));
-            obj.insert(
-                "agents".into(),
-                inv.agents
-                    .iter()
-                    .map(|a| serde_json::json!({"name": a.name, "description": a.description, "invocation": format!("/{plugin}:agent:{}", a.name)}))
-                    .collect(),
-            );
-            obj.insert(
-                "themes".into(),
-                inv.themes
-                    .iter()
-                    .map(|t| {
-                        let mut v = serde_json::json!({"name": t.name, "id": format!("plugin:{plugin}:{}", t.name), "path": t.path});
-                        if let Some(why) = reasonix_package::themes::check(&pkg.root, t).rejected {
-                            v["rejected"] = why.into();
-                        }
-                        v
-                    })
-                    .collect(),
-            );
-            obj.insert(
-                "hooks".into(),
-                inv.hooks
-                    .iter()
-                    .map(|h| serde_json::json!({"event": h.event, "match": h.matcher, "command": h.command, "contextFile": h.context_file, "description": h.description}))
-                    .collect(),
-            );
-            obj.insert(
-                "mcpServers".into(),
-                inv.mcp_servers
-                    .iter()
-                    .map(|m| serde_json::json!({"name": m.name, "displayName": m.display_name, "transport": m.transport, "command": m.command, "url": m.url, "autoStart": m.auto_start}))
-                    .collect(),
-            );
-            if let Some(rt) = runtime_info(pkg) {
-                obj.insert(
-                    "runtime".into(),
-                    serde_json::to_value(rt).unwrap_or_default(),
-                );
-            }
-            if let Some(preview) = mod_preview(pkg) {
-                obj.insert(
-                    "mod".into(),
-                    serde_json::to_value(preview).unwrap_or_default(),
-                );
-            }
-            obj.insert("manifestKind".into(), manifest_kind_str(pkg.kind).into());
-            obj.insert("warnings".into(), pkg.warnings.clone().into());
-        }
-    }
-    v
-}
-
 pub fn run(args: ShowArgs) -> ExitCode {
     let result = home().and_then(|h| find_installed(&h, &args.name));
     let (found, warnings) = match result {
@@ -401,7 +308,7 @@ pub fn run(args: ShowArgs) -> ExitCode {
     if args.json {
         println!(
             "{}",
-            crate::install::gojson::marshal(&show_json(&installed))
+            crate::install::gojson::marshal(&plugin_view(&installed))
         );
     } else {
         print!("{}", show_text(&installed));
