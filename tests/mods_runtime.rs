@@ -790,6 +790,21 @@ async fn a_crashing_process_counts_as_a_death_with_its_stderr() {
         "{reason}"
     );
     session.close().await;
+
+    // A module that throws while it loads is a death too, and says why.
+    let env = Env::new("enabled = true");
+    env.add_mod(
+        "broken",
+        r#"export function register(on) { throw new Error("no config file"); }"#,
+    );
+    let session = Session::open(env.options()).await.unwrap();
+    let status = mod_status(&session, "broken");
+    assert_eq!((status.state, status.deaths), ("dead", 1));
+    assert_eq!(
+        status.reason.as_deref(),
+        Some("its module failed to load: Error: no config file")
+    );
+    session.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

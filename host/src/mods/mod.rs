@@ -57,6 +57,8 @@ use crate::session::{MenuEntry, Session, WeakSession};
 /// The receipt gap of every turn during which a mod ran: what a
 /// full-trust process did is outside what the host observes.
 pub const GAP_UNOBSERVED: &str = "mod_effects_unobserved";
+/// The least time starting a mod's process and loading its module get.
+pub const LOAD_BUDGET: Duration = Duration::from_secs(30);
 /// Deaths after which a mod is disabled for the session.
 pub const MAX_DEATHS: u32 = 3;
 /// The prefix of a mod tool's name (`mod__<plugin>__<tool>`).
@@ -507,7 +509,7 @@ impl Mods {
                 m.life = Life::Running;
             }
         }
-        let loaded = process.call("mod/load", params, self.budget()).await;
+        let loaded = process.call("mod/load", params, self.load_budget()).await;
         let events = match loaded {
             Ok(value) => value
                 .get("events")
@@ -524,6 +526,10 @@ impl Mods {
                     CallFailure::Threw(message) => {
                         format!("its module failed to load: {}", first_line(&message))
                     }
+                    CallFailure::OverBudget(budget) => format!(
+                        "killed: loading its module (import and register) ran past {} ms",
+                        budget.as_millis()
+                    ),
                     other => self.failure_text(&process, "register", other),
                 };
                 process.kill(&why);
@@ -564,6 +570,13 @@ impl Mods {
 
     fn budget(&self) -> Option<Duration> {
         config::ceiling(self.shared.config.hook_budget_ms).map(Duration::from_millis)
+    }
+
+    /// Starting Node, importing the module and `register` together: the
+    /// hook budget, but never less than [`LOAD_BUDGET`] (a cold Node on a
+    /// busy machine is not a looping mod).
+    fn load_budget(&self) -> Option<Duration> {
+        self.budget().map(|b| b.max(LOAD_BUDGET))
     }
 
     fn handlers(&self, plugin: &str, event: &str) -> usize {
