@@ -50,17 +50,6 @@ function jsonSafe(value) {
 
 const atoms = new Map();
 let nextAtom = 1;
-let invalidating = false;
-
-function invalidateSoon() {
-  if (invalidating || !loaded) return;
-  invalidating = true;
-  queueMicrotask(() => {
-    invalidating = false;
-    host("ui.invalidate", []).catch(() => {});
-  });
-}
-
 const state = {
   atom(initial) {
     const atom = Object.freeze({ [Symbol.for("reasonix.atom")]: nextAtom++ });
@@ -82,7 +71,6 @@ const state = {
     const cell = atoms.get(atom);
     if (!cell || cell.compute) throw new TypeError("update(atom, next): not a writable atom of this mod");
     cell.value = typeof next === "function" ? next(cell.value) : next;
-    invalidateSoon();
     return cell.value;
   },
   memberOf(atom, item) {

@@ -428,6 +428,14 @@ async fn builtin(session: &Session, word: &str, rest: &str) -> Result<Submitted,
             for degraded in &status.degraded {
                 let _ = writeln!(text, "degraded: {}: {}", degraded.plugin, degraded.why);
             }
+            for m in &status.mods {
+                let why = m
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                let _ = writeln!(text, "mod {}: {}{why}", m.plugin, m.state);
+            }
             let data = serde_json::to_value(&status).unwrap_or_default();
             output(session, &command, text, data)
         }

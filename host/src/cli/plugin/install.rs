@@ -97,14 +97,19 @@ pub fn run(args: InstallArgs) -> ExitCode {
 
 fn counts_line(a: &PluginAction) -> String {
     format!(
-        "{} skills, {} commands, {} prompts, {} agents, {} hooks, {} MCP servers, {} themes",
+        "{} skills, {} commands, {} prompts, {} agents, {} hooks, {} MCP servers, {} themes{}",
         a.skill_count,
         a.command_count,
         a.prompt_count,
         a.agent_count,
         a.hook_count,
         a.tool_count,
-        a.theme_count
+        a.theme_count,
+        if a.mod_preview.is_some() {
+            ", 1 mod"
+        } else {
+            ""
+        }
     )
 }
 
