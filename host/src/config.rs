@@ -19,7 +19,7 @@
 //! allow = ["read_file", "list_dir", "mcp__github__*"]  # never asked
 //! deny = ["bash"]                                      # always refused
 //!
-//! [mods]                   # Claude Code mods (user file only)
+//! [mods]                   # Claude Code mods (user file only; see crate::mods::config)
 //! enabled = false
 //! ```
 
@@ -123,9 +123,8 @@ pub struct Config {
     pub default_model: Option<String>,
     pub shell: ShellConfig,
     pub permissions: PermissionRules,
-    /// The user file's `[mods]` table, as written (read by the mods runtime).
-    #[serde(skip)]
-    pub mods: Table,
+    /// `[mods]` of the user file (a workspace file can never set it).
+    pub mods: crate::mods::ModsConfig,
     pub warnings: Vec<ConfigWarning>,
 }
 
@@ -159,7 +158,10 @@ impl Config {
                 "tools" => self.apply_tools(file, &value)?,
                 "permissions" => self.apply_permissions(file, &value)?,
                 "mods" => {
-                    self.mods = table_of(file, &key, &value)?.clone();
+                    let (mods, warnings) =
+                        crate::mods::ModsConfig::from_table(file, table_of(file, &key, &value)?)?;
+                    self.mods = mods;
+                    self.warnings.extend(warnings);
                 }
                 _ => self.warn(
                     file,
@@ -326,7 +328,7 @@ mod tests {
         assert_eq!(config.permissions.verdict("read_file"), RuleVerdict::Allow);
         assert_eq!(config.permissions.verdict("bash"), RuleVerdict::Deny);
         assert_eq!(config.permissions.verdict("write_file"), RuleVerdict::Ask);
-        assert_eq!(config.mods.get("enabled"), Some(&Value::Boolean(true)));
+        assert!(config.mods.enabled);
         let keys: Vec<_> = config
             .warnings
             .iter()
@@ -339,14 +341,12 @@ mod tests {
     fn workspace_may_only_set_the_model() {
         let config = load(
             Some("default_model = \"echo\"\n"),
-            Some("default_model = \"plugin/a/b/c\"\n[mods]\nenabled = true\n[runtime]\ncommand = \"x\"\n[permissions]\nallow = [\"bash\"]\n"),
+            Some("default_model = \"plugin/a/b/c\"\n[mods]\nenabled = true\nhook_budget_ms = 0\n[runtime]\ncommand = \"x\"\n[permissions]\nallow = [\"bash\"]\n"),
         )
         .unwrap();
         assert_eq!(config.default_model.as_deref(), Some("plugin/a/b/c"));
-        assert!(
-            config.mods.is_empty(),
-            "a workspace file cannot enable mods"
-        );
+        assert!(!config.mods.enabled, "a workspace file cannot enable mods");
+        assert_eq!(config.mods, crate::mods::ModsConfig::default());
         assert_eq!(config.permissions.verdict("bash"), RuleVerdict::Ask);
         let refused: Vec<_> = config
             .warnings

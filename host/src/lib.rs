@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod install;
 pub mod mcp;
 pub mod proxy;
+pub mod mods;
 pub mod registry;
 pub mod runtime;
 pub mod serve;

@@ -177,7 +177,9 @@ pub struct Spawned {
 }
 
 /// Spawns the resolved command with piped stdio in a new process group,
-/// through the guard unless disabled.
+/// through the guard unless disabled. Other host runtimes that speak NDJSON
+/// over a child's stdio (the Claude Code mods' Node process) start theirs
+/// here too, for the same cleanup: the group, its descendants, parent death.
 pub async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawned, LaunchError> {
     let (program, args): (PathBuf, Vec<OsString>) = match guard {
         Guard::Disabled => (

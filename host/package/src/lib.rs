@@ -14,12 +14,14 @@
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
 //! - [`mask`]: what of an MCP server entry is a credential (display and export).
 //! - [`themes`]: what the theme reader accepts, rejects or drops.
+//! - [`mods`]: Claude Code mods (one ES module) and their install preview.
 
 pub mod compat;
 pub mod inventory;
 pub mod manifest;
 pub mod marketplace;
 pub mod mask;
+pub mod mods;
 pub mod package;
 pub mod paths;
 pub mod themes;

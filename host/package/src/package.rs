@@ -75,6 +75,8 @@ pub struct Inventory {
     pub hooks: Vec<Hook>,
     pub mcp_servers: Vec<McpServer>,
     pub themes: Vec<Theme>,
+    /// A Claude Code mod's module (`hooks/hooks.json` `"modules"`).
+    pub module: Option<crate::mods::ModModule>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

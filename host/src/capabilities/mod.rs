@@ -275,6 +275,8 @@ struct Builder<'a> {
     disp: PathDisplay,
     issues: Vec<Issue>,
     opts: &'a Options,
+    /// The Node that would run mods (probed once, when a mod is installed).
+    node: Option<Result<crate::mods::Node, crate::mods::NodeProblem>>,
 }
 
 impl Builder<'_> {
@@ -317,6 +319,7 @@ pub fn collect(opts: &Options) -> Report {
         disp: PathDisplay::new(&root, opts.user_home.as_deref()),
         issues: Vec::new(),
         opts,
+        node: None,
     };
     let instructions = collect_instructions(&b, &root);
     let registered = read_registry(&mut b);
@@ -529,6 +532,11 @@ fn collect_plugins(b: &mut Builder<'_>, registered: &[Registered]) -> PluginPack
             });
             runtime_issues(b, &e.name, &source, &pkg.root, &rt);
         }
+        if pkg.inventory.module.is_some() {
+            info.runtime = true;
+            info.trust = Some("FULL TRUST");
+            mod_issues(b, &e.name, &source, pkg, e.enabled);
+        }
         if !e.enabled {
             info.status = "disabled";
         }
@@ -640,6 +648,88 @@ fn runtime_issues(
         ),
         RuntimeCommand::Found(_) | RuntimeCommand::OnPath(_) => {}
     }
+}
+
+/// A Claude Code mod: FULL TRUST (info), and its Node prerequisite — an
+/// error while `[mods] enabled = true` and the package is enabled, a
+/// warning otherwise.
+fn mod_issues(b: &mut Builder<'_>, name: &str, source: &str, pkg: &LoadedPackage, enabled: bool) {
+    let Some(preview) = crate::install::plan::mod_preview(pkg) else {
+        return;
+    };
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    b.issue(
+        Severity::Info,
+        "plugin.mod",
+        "plugins",
+        name,
+        source.to_owned(),
+        format!(
+            "FULL TRUST: a Claude Code mod; its module {} runs as you under Node, outside the sandbox (events: {}; $ calls: {}{}{})",
+            preview.module,
+            list(&preview.events),
+            list(&preview.calls),
+            if preview.reads_session { "; reads the session" } else { "" },
+            if preview.not_listed.is_empty() { String::new() } else { format!("; not listed: {}", preview.not_listed.join("; ")) }
+        ),
+        "Keep only mods you trust completely; they run only while [mods] enabled = true in config.toml.",
+        Some("plugins"),
+    );
+    let root = b.opts.root.clone();
+    let node = b
+        .node
+        .get_or_insert_with(|| crate::mods::node::find(Some(&root)))
+        .clone();
+    let mods_on = crate::config::Config::load(&b.opts.home, &root)
+        .map(|c| c.mods.enabled)
+        .unwrap_or(false);
+    let severity = if enabled && mods_on {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let typescript = pkg
+        .inventory
+        .module
+        .as_ref()
+        .is_some_and(|m| m.language == reasonix_package::mods::ModLanguage::TypeScript);
+    let (code, message) = match node {
+        Err(problem @ crate::mods::NodeProblem::Missing { .. }) => {
+            ("plugin.mod_node_missing", problem.to_string())
+        }
+        Err(problem @ crate::mods::NodeProblem::TooOld { .. }) => {
+            ("plugin.mod_node_too_old", problem.to_string())
+        }
+        Err(problem) => ("plugin.mod_node_unusable", problem.to_string()),
+        Ok(node)
+            if typescript && node.type_stripping == crate::mods::TypeStripping::Unavailable =>
+        {
+            (
+                "plugin.mod_typescript_unavailable",
+                format!(
+                    "{} is TypeScript, and the node on PATH ({}) does not strip types",
+                    preview.module, node.version
+                ),
+            )
+        }
+        Ok(_) => return,
+    };
+    b.issue(
+        severity,
+        code,
+        "plugins",
+        name,
+        source.to_owned(),
+        message,
+        "Install Node.js 22 or newer (22.18+ for TypeScript modules) and put it first on PATH; a node inside the workspace is never used.",
+        Some("plugins"),
+    );
 }
 
 fn collect_skills(b: &mut Builder<'_>, registered: &[Registered]) -> AssetReport {

@@ -97,8 +97,10 @@ fn plan_candidate(
         ));
     }
     warnings.extend(pkg.warnings.iter().cloned());
-    let (snapshot_pkg, digest) = if req.link {
-        (pkg, String::new())
+    // The snapshot stays on disk until the action is built: the mods
+    // preview reads the module from exactly the bytes the plan pins.
+    let (snapshot_pkg, digest, _snapshot_dir) = if req.link {
+        (pkg, String::new(), None)
     } else {
         // Copy-mode preview parses a bounded, materialised snapshot; its
         // hashes are what the approval pins.
@@ -146,7 +148,7 @@ fn plan_candidate(
         for s in &mut snap_pkg.compatibility.skipped {
             s.reason = s.reason.replace(&snap_root, ".");
         }
-        (snap_pkg, digest)
+        (snap_pkg, digest, Some(snap))
     };
     let counts = Counts::of(&snapshot_pkg);
     let description = snapshot_pkg.description.clone();

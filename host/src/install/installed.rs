@@ -71,6 +71,9 @@ impl Installed {
                 format!("{trust} (tools: {})", rt.tools.join(", "))
             });
         }
+        if let Some(module) = &pkg.inventory.module {
+            parts.push(format!("FULL TRUST Claude Code mod ({})", module.path));
+        }
         if parts.is_empty() {
             "no exported capabilities".into()
         } else {

@@ -2,6 +2,7 @@
 //! plugin action it carries, built from a read package.
 use std::collections::BTreeMap;
 
+use reasonix_package::mods::preview::ModPreview;
 use reasonix_package::{LoadedPackage, ManifestKind, PackageError, SkippedCapability};
 use serde::Serialize;
 
@@ -114,6 +115,10 @@ pub struct PluginAction {
     pub theme_count: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimePlanInfo>,
+    /// A Claude Code mod (FULL TRUST): its module's events and `$` calls
+    /// read from its syntax tree, and what could not be listed.
+    #[serde(rename = "mod", skip_serializing_if = "Option::is_none")]
+    pub mod_preview: Option<ModPreview>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -295,6 +300,8 @@ pub struct Counts {
     pub hooks: usize,
     pub mcp: usize,
     pub themes: usize,
+    /// 1 for a Claude Code mod (one module).
+    pub mods: usize,
 }
 
 impl Counts {
@@ -308,12 +315,13 @@ impl Counts {
             hooks: inv.hooks.len(),
             mcp: inv.mcp_servers.len(),
             themes: inv.themes.len(),
+            mods: usize::from(inv.module.is_some()),
         }
     }
 
     /// Anything Reasonix can use from a non-native package.
     pub fn mapped_total(&self) -> usize {
-        self.skills + self.commands + self.hooks + self.mcp + self.agents
+        self.skills + self.commands + self.hooks + self.mcp + self.agents + self.mods
     }
 }
 
@@ -501,7 +509,21 @@ pub fn plugin_action(input: ActionInput<'_>) -> Result<PluginAction, InstallErro
         }
     }
     a.runtime = runtime;
+    if let Some(preview) = mod_preview(pkg) {
+        a.risk_level = "high".into();
+        a.risk_reasons.push(format!(
+            "FULL TRUST: a Claude Code mod — its module ({}) runs on this machine as you under Node, outside the sandbox: it can read files, start processes and use the network (it runs only while [mods] enabled = true in your config.toml)",
+            preview.module
+        ));
+        a.mod_preview = Some(preview);
+    }
     Ok(a)
+}
+
+/// The install preview of a Claude Code mod, when the package is one.
+pub fn mod_preview(pkg: &LoadedPackage) -> Option<ModPreview> {
+    let module = pkg.inventory.module.as_ref()?;
+    Some(reasonix_package::mods::preview::read(&pkg.root, module))
 }
 
 /// Environment variable names a package's MCP servers and runtime expect

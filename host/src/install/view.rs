@@ -130,6 +130,10 @@ pub struct PluginView {
     /// `sandbox` block for a wasm component.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimePlanInfo>,
+    /// A Claude Code mod (FULL TRUST): its events and `$` calls read from
+    /// the module's syntax tree, and what could not be listed.
+    #[serde(rename = "mod", skip_serializing_if = "Option::is_none")]
+    pub mod_preview: Option<reasonix_package::mods::preview::ModPreview>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,6 +179,7 @@ pub fn plugin_view(installed: &Installed) -> PluginView {
         hooks: Vec::new(),
         mcp_servers: Vec::new(),
         runtime: None,
+        mod_preview: None,
         warnings: Vec::new(),
         error: None,
     };
@@ -269,6 +274,7 @@ pub fn plugin_view(installed: &Installed) -> PluginView {
         })
         .collect();
     view.runtime = runtime_info(pkg);
+    view.mod_preview = super::plan::mod_preview(pkg);
     view.warnings = pkg.warnings.clone();
     view.warnings.extend(theme_warnings(&installed.root, pkg));
     for issue in crate::hooks::check_hook_runtime(pkg) {

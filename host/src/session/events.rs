@@ -26,6 +26,8 @@ pub enum InputSource {
     Command,
     /// A skill loaded with `/<plugin>:<skill>`.
     Skill,
+    /// Queued by a Claude Code mod (`$.prompt.submit`): the mod's words.
+    Mod,
 }
 
 /// A question the session needs a frontend to answer (see
@@ -79,6 +81,10 @@ pub struct Status {
     pub degraded: Vec<crate::runtime::generation::Degraded>,
     /// Enabled packages.
     pub plugins: usize,
+    /// Claude Code mods (with `[mods] enabled = true`): running, dead,
+    /// disabled or unavailable, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mods: Vec<crate::mods::ModStatus>,
 }
 
 /// One event. Serialised with a `type` tag, e.g. `{"type":"user_message",…}`.
@@ -151,6 +157,12 @@ pub enum SessionEvent {
     Reload {
         outcome: ReloadOutcome,
     },
+    /// A Claude Code mod's UI: a toast, status, notice or log line, or its
+    /// AbovePrompt band (`ui.render`).
+    Mod {
+        plugin: String,
+        ui: crate::mods::ModUi,
+    },
     /// Output of a slash command that is not a turn (`/help`, `/plugins`…).
     CommandOutput {
         command: String,
@@ -162,6 +174,10 @@ pub enum SessionEvent {
         turn: u64,
         status: TurnStatus,
         prefix_hash: String,
+        /// What the receipt cannot vouch for (`mod_effects_unobserved`
+        /// while a mod runs).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        gaps: Vec<String>,
     },
     Closed,
 }

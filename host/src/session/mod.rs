@@ -326,6 +326,19 @@ struct Inner {
     cancel: Mutex<Option<CancellationToken>>,
     /// One turn at a time.
     turn_gate: tokio::sync::Mutex<()>,
+    /// Claude Code mods (inert unless `[mods] enabled = true`).
+    mods: crate::mods::Mods,
+}
+
+/// A handle on the session that does not keep it alive (the mods runtime,
+/// which the session owns, holds one).
+#[derive(Clone)]
+pub(crate) struct WeakSession(std::sync::Weak<Inner>);
+
+impl WeakSession {
+    pub(crate) fn upgrade(&self) -> Option<Session> {
+        self.0.upgrade().map(|inner| Session { inner })
+    }
 }
 
 /// A live session. Cheap to clone; every clone drives the same session.
@@ -427,6 +440,16 @@ impl Session {
                 )));
             }
         };
+        let mods = crate::mods::Mods::new(
+            config.mods,
+            crate::mods::ModsContext {
+                session_id: session_id.clone(),
+                workspace: options.workspace.clone(),
+                home: options.home.clone(),
+                has_file: options.session_file.is_some(),
+                guard: options.guard.clone(),
+            },
+        );
         let session = Session {
             inner: Arc::new(Inner {
                 options,
@@ -447,6 +470,7 @@ impl Session {
                 }),
                 cancel: Mutex::new(None),
                 turn_gate: tokio::sync::Mutex::new(()),
+                mods,
             }),
         };
         for warning in session.inner.config.warnings.clone() {
@@ -546,6 +570,7 @@ impl Session {
                 .collect(),
             degraded: generation.degraded.clone(),
             plugins: source::inventory_of(&generation).packages.len(),
+            mods: self.inner.mods.status(),
         }
     }
 
@@ -595,6 +620,24 @@ impl Session {
         let Ok(_gate) = self.inner.turn_gate.try_lock() else {
             return Err(SessionError::Busy);
         };
+        let report = self.run_one(input, source, options).await;
+        // Prompts a mod queued ($.prompt.submit) run now, as the mod's words.
+        while !self.state().closed
+            && let Some(prompt) = self.inner.mods.next_prompt()
+        {
+            self.run_one(prompt, InputSource::Mod, TurnOptions::default())
+                .await;
+        }
+        self.emit_status();
+        Ok(report)
+    }
+
+    async fn run_one(
+        &self,
+        input: String,
+        source: InputSource,
+        options: TurnOptions,
+    ) -> TurnReport {
         let token = CancellationToken::new();
         *self.cancel_slot() = Some(token.clone());
         let report = turn::run(self, input, source, options, token).await;
@@ -602,9 +645,9 @@ impl Session {
         // A reload queued during the turn ran when it ended.
         if let Some(outcome) = &report.reload {
             self.announce_reload(outcome).await;
+            self.inner.mods.reload(self).await;
         }
-        self.emit_status();
-        Ok(report)
+        report
     }
 
     /// Cancel the running turn (its provider stream, tool and questions).
@@ -634,6 +677,9 @@ impl Session {
     pub async fn reload(&self) -> ReloadOutcome {
         let outcome = self.inner.host.reload().await;
         self.announce_reload(&outcome).await;
+        if !matches!(outcome, ReloadOutcome::Queued) {
+            self.inner.mods.reload(self).await;
+        }
         self.emit_status();
         outcome
     }
@@ -795,6 +841,41 @@ impl Session {
     }
 
     // ----- crate-internal helpers -----
+
+    pub(crate) fn mods(&self) -> &crate::mods::Mods {
+        &self.inner.mods
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakSession {
+        WeakSession(Arc::downgrade(&self.inner))
+    }
+
+    /// Ask a form on behalf of `asker` (a mod's `$.ui.ask`): a person
+    /// answers a question event; a scripted session answers from its
+    /// `--ui-answer` map (a field it lacks cancels), a headless one cancels.
+    pub(crate) fn ask_form(&self, asker: &str, id: &str, form: FormPayload) -> AnswerFuture {
+        match &self.inner.options.interaction {
+            Interaction::Interactive => SessionUi {
+                bus: Arc::clone(&self.inner.bus),
+                questions: Arc::clone(&self.inner.questions),
+            }
+            .ask(asker, id, RequestKind::Input, form),
+            Interaction::Scripted { ui_answers, .. } => {
+                let values: Option<BTreeMap<String, Value>> = ui_answers.as_ref().and_then(|map| {
+                    form.fields
+                        .iter()
+                        .map(|f| map.get(&f.key).map(|v| (f.key.clone(), v.clone())))
+                        .collect()
+                });
+                Box::pin(async move {
+                    UiRequestAnswer {
+                        cancelled: values.is_none(),
+                        values,
+                    }
+                })
+            }
+        }
+    }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.inner

@@ -139,6 +139,11 @@ pub struct TurnReport {
     pub warnings: Vec<Warning>,
     pub audit: Vec<AuditEntry>,
     pub status: TurnStatus,
+    /// The receipt's gaps: `mod_effects_unobserved` while a Claude Code
+    /// mod runs (what a full-trust process did is outside what the host
+    /// observes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reload: Option<ReloadOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -46,7 +46,7 @@ const BUILTINS: &[(&str, &str)] = &[
 #[serde(rename_all = "camelCase")]
 pub struct MenuEntry {
     pub command: String,
-    /// `builtin`, `command`, `prompt`, `skill`, `agent` or `action`.
+    /// `builtin`, `command`, `prompt`, `skill`, `agent`, `action` or `mod`.
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -78,6 +78,7 @@ pub(super) fn menu(session: &Session) -> Vec<MenuEntry> {
             plugin: Some(e.plugin),
         })
         .collect();
+    plugin.extend(session.mods().menu());
     plugin.sort_by(|a, b| a.command.cmp(&b.command));
     out.extend(plugin);
     out
@@ -154,6 +155,10 @@ pub(super) async fn run(session: &Session, line: &str) -> Result<Submitted, Sess
     }
     if BUILTINS.iter().any(|(name, _)| *name == word) {
         return builtin(session, word, rest).await;
+    }
+    if let Some(done) = session.mods().slash(session, word, rest).await {
+        let (command, text) = done?;
+        return output(session, &command, text, serde_json::Value::Null);
     }
     let entry = resolve(session, word)?;
     let args = split_args(rest);
@@ -432,6 +437,14 @@ async fn builtin(session: &Session, word: &str, rest: &str) -> Result<Submitted,
             );
             for degraded in &status.degraded {
                 let _ = writeln!(text, "degraded: {}: {}", degraded.plugin, degraded.why);
+            }
+            for m in &status.mods {
+                let why = m
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                let _ = writeln!(text, "mod {}: {}{why}", m.plugin, m.state);
             }
             let data = serde_json::to_value(&status).unwrap_or_default();
             output(session, &command, text, data)

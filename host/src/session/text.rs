@@ -245,7 +245,21 @@ pub fn event_lines(event: &SessionEvent) -> Vec<String> {
             } else {
                 format!(" · runtimes: {}", status.runtimes.join(", "))
             }
-        )],
+        )]
+        .into_iter()
+        .chain(status.mods.iter().map(|m| {
+            format!(
+                "mod {}: {}{}",
+                plain_text(&m.plugin),
+                m.state,
+                m.reason
+                    .as_deref()
+                    .map(|r| format!(" ({})", plain_text(r)))
+                    .unwrap_or_default()
+            )
+        }))
+        .collect(),
+        SessionEvent::Mod { plugin, ui } => mod_lines(&plain_text(plugin), ui),
         SessionEvent::UserMessage { text } => vec![format!("you: {}", plain_text(text))],
         SessionEvent::Context { source, text } => vec![format!(
             "context from {}: {}",
@@ -355,8 +369,9 @@ pub fn event_lines(event: &SessionEvent) -> Vec<String> {
         SessionEvent::CommandOutput { text, .. } => {
             plain_text(text).lines().map(str::to_string).collect()
         }
-        SessionEvent::TurnEnded { status, .. } => match status {
-            TurnStatus::Completed => Vec::new(),
+        SessionEvent::TurnEnded { status, gaps, .. } => match status {
+            TurnStatus::Completed if gaps.is_empty() => Vec::new(),
+            TurnStatus::Completed => vec![format!("  · receipt gaps: {}", gaps.join(", "))],
             TurnStatus::Blocked {
                 point,
                 plugin,
@@ -372,6 +387,34 @@ pub fn event_lines(event: &SessionEvent) -> Vec<String> {
             TurnStatus::Cancelled => vec!["cancelled".to_string()],
         },
         _ => Vec::new(),
+    }
+}
+
+/// A mod's UI line or band.
+fn mod_lines(plugin: &str, ui: &crate::mods::ModUi) -> Vec<String> {
+    use crate::mods::ModUi;
+    match ui {
+        ModUi::Toast { text } => vec![format!("[mod {plugin}] {}", plain_text(text))],
+        ModUi::Status { text } => vec![format!("[mod {plugin}] status: {}", plain_text(text))],
+        ModUi::Notice { text } => vec![format!("[mod {plugin}] notice: {}", plain_text(text))],
+        ModUi::Log { text } => vec![format!("[mod {plugin}] log: {}", plain_text(text))],
+        ModUi::Band { lines, actions } => {
+            let mut out: Vec<String> = lines
+                .iter()
+                .map(|l| format!("[mod {plugin}] ▌ {}", plain_text(l)))
+                .collect();
+            if !actions.is_empty() {
+                out.push(format!(
+                    "[mod {plugin}] ▌ {}",
+                    actions
+                        .iter()
+                        .map(|a| format!("{} → /{plugin}:{}", plain_text(&a.label), a.id))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                ));
+            }
+            out
+        }
     }
 }
 

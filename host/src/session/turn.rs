@@ -38,7 +38,7 @@ use super::{Interaction, Session, SessionError, TurnOptions, file, source, tools
 use crate::config::RuleVerdict;
 use crate::hooks::Payload;
 use crate::proxy::{
-    AllowAll, CapabilityProxy, PROXY_TOOL, PermissionCheck, PermissionQuery, PermissionVerdict,
+    AllowAll, CapabilityProxy, PROXY_TOOL, PermissionCheck, ProxyAction, PermissionQuery, PermissionVerdict,
     ProxyContext, ToolPolicy,
 };
 use crate::runtime::StreamOpen;
@@ -260,6 +260,11 @@ pub(super) async fn open_session(session: &Session, loaded: bool) -> Result<(), 
             |_| None,
         )
         .await;
+    // Claude Code mods start after the extensions' session point, before
+    // the SessionStart hooks.
+    if opened.is_ok() {
+        session.mods().open(session, loaded).await;
+    }
     let outcome = rec
         .hooks(
             Payload {
@@ -305,6 +310,7 @@ pub(super) async fn close_session(session: &Session) -> Vec<PointRecord> {
             |_| None,
         )
         .await;
+    session.mods().close(session).await;
     rec.hooks(
         Payload {
             event: "SessionEnd".into(),
@@ -616,7 +622,37 @@ impl<'a> Turn<'a> {
                     .failure(HookPoint::ToolBefore, Some(&target.name), &error));
             }
         };
-        let (tool, args) = (before.name.clone(), before.arguments.clone());
+        let tool = before.name.clone();
+        // Mods: deny, rewrite the arguments, or answer in place of the tool.
+        let call = self
+            .session()
+            .mods()
+            .tool_call(self.session(), &tool, &before.arguments)
+            .await;
+        for record in call.records {
+            self.rec.push_point(record);
+        }
+        let args = match call.verdict {
+            crate::mods::CallVerdict::Continue(args) => args,
+            crate::mods::CallVerdict::Deny { plugin, reason } => {
+                let result = format!("denied by mod {plugin}: {reason}");
+                return Ok(blocked(self, format!("mod {plugin}"), result));
+            }
+            crate::mods::CallVerdict::Answer { plugin, result } => {
+                self.push_tool(ToolRecord {
+                    call_id: call_id.to_string(),
+                    name: tool.clone(),
+                    arguments: before.arguments.clone(),
+                    kind,
+                    host_decision: "-",
+                    decision: "answered",
+                    decided_by: Some(format!("mod {plugin}")),
+                    result: result.clone(),
+                    is_error: false,
+                });
+                return Ok(tool_message(call_id, name, &result));
+            }
+        };
         let args_value: serde_json::Value =
             serde_json::from_str(&args).unwrap_or(serde_json::Value::Null);
 
@@ -641,10 +677,23 @@ impl<'a> Turn<'a> {
         }
         self.check_cancel()?;
 
-        // 3. The permission decision.
+        // 3. The permission decision. Mods may deny or ask, never allow.
         let read_only = self.read_only(&tool);
+        let check = self
+            .session()
+            .mods()
+            .tool_check(self.session(), &tool, &args, read_only)
+            .await;
+        for record in check.records {
+            self.rec.push_point(record);
+        }
+        if let crate::mods::CheckVerdict::Deny { plugin, reason } = check.verdict {
+            let result = format!("denied by mod {plugin}: {reason}");
+            return Ok(blocked(self, format!("mod {plugin}"), result));
+        }
+        let ask = matches!(check.verdict, crate::mods::CheckVerdict::Ask { .. });
         let (host_decision, mut allowed, mut decided_by, final_deny) = self
-            .host_decision(call_id, &tool, &args, &args_value, read_only)
+            .host_decision(call_id, &tool, &args, &args_value, read_only, ask)
             .await?;
         if !final_deny {
             let permission = PermissionPayload {
@@ -782,6 +831,8 @@ impl<'a> Turn<'a> {
 
     /// The host's decision: `(label, allowed, decided_by, final)`; `final`
     /// when a hook denied (extensions cannot overturn a hook's deny).
+    /// `ask` (a mod's `tool.check`) skips the allow rules, grants and
+    /// read-only pass: the question is asked.
     async fn host_decision(
         &mut self,
         call_id: &str,
@@ -789,6 +840,7 @@ impl<'a> Turn<'a> {
         args: &str,
         args_value: &serde_json::Value,
         read_only: bool,
+        ask: bool,
     ) -> Result<(&'static str, bool, Option<String>, bool), Stop> {
         let session = self.session();
         if session.inner.options.read_only && !read_only {
@@ -808,10 +860,10 @@ impl<'a> Turn<'a> {
                 return Ok(("deny", false, Some("the user config".to_string()), false));
             }
             _ if scripted_deny => return Ok(("deny", false, None, false)),
-            RuleVerdict::Allow => return Ok(("allow", true, None, false)),
-            RuleVerdict::Ask => {}
+            RuleVerdict::Allow if !ask => return Ok(("allow", true, None, false)),
+            _ => {}
         }
-        if self.grants.contains(tool) || read_only {
+        if !ask && (self.grants.contains(tool) || read_only) {
             return Ok(("allow", true, None, false));
         }
         // The dialog. PermissionRequest hooks answer it first.
@@ -904,6 +956,9 @@ impl<'a> Turn<'a> {
                 Err(content) => (content, true),
             });
         }
+        if let Some(reply) = session.mods().call_tool(tool, args).await {
+            return Ok(reply);
+        }
         let generation = Arc::clone(&self.rec.generation);
         let proxy = CapabilityProxy::new(&generation.capabilities, Some(&session.inner.mcp));
         let context = ProxyContext {
@@ -916,7 +971,15 @@ impl<'a> Turn<'a> {
         if called == PROXY_TOOL && !via_proxy {
             // list, inspect, decline (or a malformed request): answered by
             // the proxy, nothing is dispatched, so no permission is asked.
+            // A listing also names the running mods' tools.
             let reply = proxy.handle(called_args, &context, &AllowAll).await;
+            if !reply.is_error
+                && matches!(reply.action, Some(ProxyAction::List))
+                && let Ok(mut listing) = serde_json::from_str::<serde_json::Value>(&reply.content)
+            {
+                session.mods().extend_listing(&mut listing);
+                return Ok((listing.to_string(), false));
+            }
             return Ok((reply.content, reply.is_error));
         }
         // The permission was decided above; the proxy re-checks enablement,
@@ -1048,6 +1111,13 @@ pub(super) async fn run(
         grants: carry.approval_grants.clone(),
         turn: turn_no,
     };
+    for record in session
+        .mods()
+        .turn_start(session, turn_no, source, &model)
+        .await
+    {
+        turn.rec.push_point(record);
+    }
     let mut transcript = carry.transcript.clone();
     let mut prefix = None;
     let mut compacted: Option<String> = None;
@@ -1063,6 +1133,24 @@ pub(super) async fn run(
                 |p| Some(format!("input → {:?}", short(&p.text))),
             )
             .await?;
+        // Mods: after the interceptors, before the hooks.
+        let submitted = session
+            .mods()
+            .prompt_submit(session, input.text, source)
+            .await;
+        for record in submitted.records {
+            turn.rec.push_point(record);
+        }
+        if let Some((plugin, reason)) = submitted.dropped {
+            return Err(Stop::Blocked {
+                point: "prompt.submit",
+                plugin: format!("mod {plugin}"),
+                reason,
+            });
+        }
+        let input = InputPayload {
+            text: submitted.text,
+        };
         let prompt_hooks = turn
             .rec
             .hooks(
@@ -1083,6 +1171,7 @@ pub(super) async fn run(
             });
         }
         let mut context = context.clone();
+        context.extend(submitted.context);
         context.extend(prompt_hooks.records.iter().filter_map(|r| {
             hooks::context_of(r).map(|text| (format!("{} UserPromptSubmit hook", r.plugin), text))
         }));
@@ -1154,6 +1243,7 @@ pub(super) async fn run(
             let response = turn
                 .provider_round(&model, build_request(&messages), &mut prefix)
                 .await?;
+            session.mods().note_usage(response.usage.as_ref());
             let mut assistant = message(ProviderRole::Assistant, &response.text);
             assistant.tool_calls = response.calls.clone();
             if !response.reasoning.is_empty() {
@@ -1279,10 +1369,12 @@ pub(super) async fn run(
         host.update_carry(|c| c.approval_grants = turn.grants.clone());
     }
     let prefix_hash = prefix.unwrap_or_default();
+    let gaps = session.mods().turn_end(session).await;
     session.emit(SessionEvent::TurnEnded {
         turn: turn_no,
         status: status.clone(),
         prefix_hash: prefix_hash.clone(),
+        gaps: gaps.clone(),
     });
     let report = TurnReport {
         generation: generation.number,
@@ -1301,6 +1393,7 @@ pub(super) async fn run(
         warnings: generation.diagnostics.warnings(),
         audit: generation.diagnostics.audit_entries(),
         status,
+        gaps,
         reload: None,
         session_file,
         state_file,
@@ -1341,6 +1434,7 @@ fn empty_report(session: &Session, status: TurnStatus) -> TurnReport {
         warnings: Vec::new(),
         audit: Vec::new(),
         status,
+        gaps: Vec::new(),
         reload: None,
         session_file: None,
         state_file: None,

@@ -149,6 +149,9 @@ pub fn load(
             Ok(None) if rel == CLAUDE_SETTINGS || rel == CLAUDE_HOOKS => {}
             Ok(None) => skipped.push(issue("hooks", &rel, "declared hook file does not exist")),
             Ok(Some(doc)) => {
+                if rel == CLAUDE_HOOKS && kind == ManifestKind::Claude {
+                    inventory.module = crate::mods::recognize(root, &doc, &mut skipped);
+                }
                 let had_hooks = hooks::import_document(&doc, &rel, &mut hooks, &mut skipped);
                 if !had_hooks && rel != CLAUDE_SETTINGS && rel != CLAUDE_HOOKS {
                     skipped.push(issue(
@@ -445,7 +448,7 @@ fn dir_has_markdown(dir: &Path) -> bool {
 }
 
 /// `mapped` lists the kinds with at least one entry, in the order skills,
-/// commands, agents, hooks, mcp; `none` for a non-native package with nothing
+/// commands, agents, hooks, mcp, mod; `none` for a non-native package with nothing
 /// mapped, `partial` when anything was skipped, else `full`.
 pub fn compatibility_for(
     kind: ManifestKind,
@@ -461,6 +464,7 @@ pub fn compatibility_for(
         ("agents", inventory.agents.len()),
         ("hooks", inventory.hooks.len()),
         ("mcp", inventory.mcp_servers.len()),
+        ("mod", usize::from(inventory.module.is_some())),
     ];
     let mapped: Vec<String> = counts
         .iter()

@@ -11,7 +11,7 @@ use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "Check an installed plugin: manifest, roots, runtime command, hook shells",
+    about = "Check an installed plugin: manifest, roots, runtime command, hook shells, a mod's Node",
     long_about = "Check an installed plugin: that its manifest parses, that every declared \
                   skill, command and prompt root exists, that a runtime's command exists, that \
                   the shells its hooks need are available, and that a copied tree still has \
@@ -138,6 +138,10 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             }
         }
     }
+    if let Some(preview) = crate::install::plan::mod_preview(pkg) {
+        print!("{}", super::show::mod_block(&preview, ""));
+        failed |= !mod_prerequisites(pkg);
+    }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
         println!("warning: {w}");
     }
@@ -166,4 +170,53 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     println!("ok: {} ({})", args.name, root.display());
     ExitCode::SUCCESS
+}
+
+/// The Node a mod needs (22+, on PATH, not inside the current directory's
+/// workspace; 22.18+ for a TypeScript module). `false` when it is missing.
+fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage) -> bool {
+    let cwd = std::env::current_dir().ok();
+    let typescript = pkg
+        .inventory
+        .module
+        .as_ref()
+        .is_some_and(|m| m.language == reasonix_package::mods::ModLanguage::TypeScript);
+    match crate::mods::node::find(cwd.as_deref()) {
+        Err(problem) => {
+            println!("unavailable mod: {problem}");
+            println!("remediation: install Node.js 22 or newer and put it first on PATH");
+            false
+        }
+        Ok(node)
+            if typescript && node.type_stripping == crate::mods::TypeStripping::Unavailable =>
+        {
+            println!(
+                "unavailable mod: the module is TypeScript, and the node on PATH ({} {}) does not strip types",
+                node.path.display(),
+                node.version
+            );
+            println!("remediation: use Node.js 22.18 or newer, or build the module to .js");
+            false
+        }
+        Ok(node) => {
+            println!("node: {} {}", node.path.display(), node.version);
+            let home = crate::home::ReasonixHome::from_env();
+            let on = home
+                .ok()
+                .and_then(|h| {
+                    crate::config::Config::load(
+                        &h,
+                        cwd.as_deref().unwrap_or(std::path::Path::new(".")),
+                    )
+                    .ok()
+                })
+                .is_some_and(|c| c.mods.enabled);
+            if !on {
+                println!(
+                    "warning: [mods] enabled is not set in config.toml: the mod does not run until you turn it on"
+                );
+            }
+            true
+        }
+    }
 }

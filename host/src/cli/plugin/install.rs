@@ -97,14 +97,19 @@ pub fn run(args: InstallArgs) -> ExitCode {
 
 fn counts_line(a: &PluginAction) -> String {
     format!(
-        "{} skills, {} commands, {} prompts, {} agents, {} hooks, {} MCP servers, {} themes",
+        "{} skills, {} commands, {} prompts, {} agents, {} hooks, {} MCP servers, {} themes{}",
         a.skill_count,
         a.command_count,
         a.prompt_count,
         a.agent_count,
         a.hook_count,
         a.tool_count,
-        a.theme_count
+        a.theme_count,
+        if a.mod_preview.is_some() {
+            ", 1 mod"
+        } else {
+            ""
+        }
     )
 }
 
@@ -138,6 +143,9 @@ pub fn summary(resp: &InstallResponse) -> String {
         }
         if let Some(rt) = &a.runtime {
             out.push_str(&super::show::full_trust_block(rt, "  "));
+        }
+        if let Some(preview) = &a.mod_preview {
+            out.push_str(&super::show::mod_block(preview, "  "));
         }
         if !a.commit.is_empty() {
             out.push_str(&format!("  commit: {}\n", a.commit));

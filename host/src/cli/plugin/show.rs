@@ -5,15 +5,19 @@ use reasonix_package::LoadedPackage;
 
 use super::common::{fail, home};
 use crate::install::installed::{Installed, find_installed};
-use crate::install::plan::{Counts, RuntimePlanInfo, runtime_info};
+use reasonix_package::mods::preview::ModPreview;
+
+use crate::install::plan::{Counts, RuntimePlanInfo, mod_preview, runtime_info};
 use crate::install::view::plugin_view;
 use crate::install::{ErrorCode, InstallError};
+use crate::runtime::redaction::clean_text;
 
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Show one plugin's metadata, root, source and capability inventory",
     long_about = "Show one installed plugin: metadata, root, source, capability counts, the \
-                  FULL TRUST block of a code-extension runtime, and the concrete inventory: \
+                  FULL TRUST block of a code-extension runtime or a Claude Code mod (its \
+                  events and $ calls read from its syntax tree), and the concrete inventory: \
                   /<plugin>:<skill> invocations, commands with argument hints, hooks with \
                   their events and matchers, MCP servers with their transports."
 )]
@@ -86,6 +90,60 @@ pub fn full_trust_block(rt: &RuntimePlanInfo, indent: &str) -> String {
     out
 }
 
+/// The FULL TRUST block of a Claude Code mod: what its module registers
+/// and calls, read from its syntax tree, and what could not be listed.
+pub fn mod_block(preview: &ModPreview, indent: &str) -> String {
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter()
+                .map(|s| clean_text(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let mut out = format!(
+        "{indent}FULL TRUST: a Claude Code mod; its module runs on this machine as you, outside the sandbox: it can read files, start processes and use the network\n"
+    );
+    out.push_str(&format!(
+        "{indent}  module: {} ({}; runs only while [mods] enabled = true)\n",
+        clean_text(&preview.module),
+        preview.language
+    ));
+    out.push_str(&format!("{indent}  events: {}\n", list(&preview.events)));
+    out.push_str(&format!("{indent}  $ calls: {}\n", list(&preview.calls)));
+    out.push_str(&format!(
+        "{indent}  reads the session: {}\n",
+        if preview.reads_session {
+            "yes ($.session.messages / $.session.usage)"
+        } else {
+            "no"
+        }
+    ));
+    out.push_str(&format!(
+        "{indent}  unserved: {}\n",
+        list(&preview.unserved)
+    ));
+    out.push_str(&format!("{indent}  imports: {}\n", list(&preview.imports)));
+    if let Some(error) = &preview.error {
+        out.push_str(&format!("{indent}  error: {}\n", clean_text(error)));
+    }
+    if preview.not_listed.is_empty() {
+        out.push_str(&format!(
+            "{indent}  not listed: nothing found (the listing is an aid, not a guarantee)\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "{indent}  not listed (the listing is an aid, not a guarantee):\n"
+        ));
+        for note in &preview.not_listed {
+            out.push_str(&format!("{indent}    - {}\n", clean_text(note)));
+        }
+    }
+    out
+}
+
 fn opt(s: &Option<String>) -> &str {
     s.as_deref().filter(|v| !v.is_empty()).unwrap_or("-")
 }
@@ -130,6 +188,9 @@ pub fn show_text(i: &Installed) -> String {
     out.push_str(&format!("themes: {}\n", c.themes));
     if let Some(rt) = runtime_info(pkg) {
         out.push_str(&full_trust_block(&rt, ""));
+    }
+    if let Some(preview) = mod_preview(pkg) {
+        out.push_str(&mod_block(&preview, ""));
     }
     out.push_str(&inventory_text(&e.name, pkg));
     for w in &pkg.warnings {
