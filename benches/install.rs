@@ -13,7 +13,13 @@
 //!   `git clone --depth=1` of the same repository.
 //!
 //! Both run the real `reasonix` binary, so process start is included on
-//! both sides of each ratio.
+//! both sides of each ratio (`REASONIX_BENCH_BIN` names another binary, to
+//! measure an older build with the same bench). After the criterion groups
+//! a table alternates floor and install five times each and prints the
+//! medians: on a machine whose disk is busy the two sides of a ratio then
+//! see the same disk. The 10 000-file install is also run with `TMPDIR` on
+//! a tmpfs (`/dev/shm`), where the approval snapshot creates no disk
+//! inodes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +27,9 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 
-const REASONIX: &str = env!("CARGO_BIN_EXE_reasonix");
+fn reasonix() -> String {
+    std::env::var("REASONIX_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reasonix").into())
+}
 
 fn write(path: &Path, text: &[u8]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -85,7 +93,7 @@ fn run(command: &mut Command) -> Duration {
 }
 
 fn install(home: &Path, source: &str, github: Option<&str>) -> Command {
-    let mut command = Command::new(REASONIX);
+    let mut command = Command::new(reasonix());
     command
         .args(["plugin", "install", source, "--yes", "--json"])
         .env("REASONIX_HOME", home);
@@ -95,42 +103,115 @@ fn install(home: &Path, source: &str, github: Option<&str>) -> Command {
     command
 }
 
+/// One floor run: `cp -r` of `source` plus `sha256sum` of every copy.
+fn cp_sha256sum(source: &Path, target: &Path) -> Duration {
+    let script = format!(
+        "cp -r '{}' '{}' && find '{}' -type f -print0 | xargs -0 sha256sum > /dev/null",
+        source.display(),
+        target.display(),
+        target.display()
+    );
+    let took = run(Command::new("sh").args(["-c", &script]));
+    std::fs::remove_dir_all(target).unwrap();
+    took
+}
+
+/// One install into a fresh home (removed afterwards).
+fn timed_install(
+    home: &Path,
+    source: &str,
+    github: Option<&str>,
+    tmpdir: Option<&Path>,
+) -> Duration {
+    let mut command = install(home, source, github);
+    if let Some(tmpdir) = tmpdir {
+        command.env("TMPDIR", tmpdir);
+    }
+    let took = run(&mut command);
+    std::fs::remove_dir_all(home).unwrap();
+    took
+}
+
+fn tmpfs() -> Option<PathBuf> {
+    let shm = Path::new("/dev/shm");
+    shm.is_dir().then(|| shm.to_path_buf())
+}
+
 fn install_10k(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("tenk");
     ten_thousand_files(&source);
+    let source_text = source.to_str().unwrap().to_owned();
     let mut g = c.benchmark_group("install_10k");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
     g.bench_function("cp_sha256sum_floor", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let target = dir.path().join(format!("copy-{i}"));
-                let script = format!(
-                    "cp -r '{}' '{}' && find '{}' -type f -print0 | xargs -0 sha256sum > /dev/null",
-                    source.display(),
-                    target.display(),
-                    target.display()
-                );
-                total += run(Command::new("sh").args(["-c", &script]));
-                std::fs::remove_dir_all(&target).unwrap();
-            }
-            total
+            (0..iters)
+                .map(|i| cp_sha256sum(&source, &dir.path().join(format!("copy-{i}"))))
+                .sum()
         })
     });
     g.bench_function("reasonix", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let home = dir.path().join(format!("home-{i}"));
-                total += run(&mut install(&home, source.to_str().unwrap(), None));
-                std::fs::remove_dir_all(&home).unwrap();
-            }
-            total
+            (0..iters)
+                .map(|i| {
+                    timed_install(
+                        &dir.path().join(format!("home-{i}")),
+                        &source_text,
+                        None,
+                        None,
+                    )
+                })
+                .sum()
         })
     });
+    if let Some(shm) = tmpfs() {
+        g.bench_function("reasonix_tmpdir_on_tmpfs", |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|i| {
+                        timed_install(
+                            &dir.path().join(format!("home-{i}")),
+                            &source_text,
+                            None,
+                            Some(&shm),
+                        )
+                    })
+                    .sum()
+            })
+        });
+    }
     g.finish();
+    let (mut floor, mut ours) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        floor.push(cp_sha256sum(
+            &source,
+            &dir.path().join(format!("alt-copy-{i}")),
+        ));
+        ours.push(timed_install(
+            &dir.path().join(format!("alt-home-{i}")),
+            &source_text,
+            None,
+            None,
+        ));
+    }
+    report("install_10k, floor and install alternating", &floor, &ours);
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn report(title: &str, floor: &[Duration], ours: &[Duration]) {
+    let (f, o) = (median(floor.to_vec()), median(ours.to_vec()));
+    println!(
+        "{title}: floor median {:.2} s, reasonix median {:.2} s, ratio {:.2}",
+        f.as_secs_f64(),
+        o.as_secs_f64(),
+        o.as_secs_f64() / f.as_secs_f64()
+    );
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -182,6 +263,21 @@ fn repository(dir: &Path) -> PathBuf {
     base
 }
 
+/// One floor run: a shallow clone of the bench repository.
+fn clone_once(base_url: &str, target: &Path) -> Duration {
+    let took = run(Command::new("git").args([
+        "clone",
+        "--depth=1",
+        "--quiet",
+        &format!("{base_url}/o/r.git"),
+        target.to_str().unwrap(),
+    ]));
+    std::fs::remove_dir_all(target).unwrap();
+    took
+}
+
+const TREE_URL: &str = "https://github.com/o/r/tree/main/plugins/big";
+
 fn install_git(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let base = repository(dir.path());
@@ -191,37 +287,40 @@ fn install_git(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(20));
     g.bench_function("clone_floor", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let target = dir.path().join(format!("clone-{i}"));
-                total += run(Command::new("git").args([
-                    "clone",
-                    "--depth=1",
-                    "--quiet",
-                    &format!("{base_url}/o/r.git"),
-                    target.to_str().unwrap(),
-                ]));
-                std::fs::remove_dir_all(&target).unwrap();
-            }
-            total
+            (0..iters)
+                .map(|i| clone_once(&base_url, &dir.path().join(format!("clone-{i}"))))
+                .sum()
         })
     });
     g.bench_function("reasonix", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let home = dir.path().join(format!("home-{i}"));
-                total += run(&mut install(
-                    &home,
-                    "https://github.com/o/r/tree/main/plugins/big",
-                    Some(&base_url),
-                ));
-                std::fs::remove_dir_all(&home).unwrap();
-            }
-            total
+            (0..iters)
+                .map(|i| {
+                    timed_install(
+                        &dir.path().join(format!("home-{i}")),
+                        TREE_URL,
+                        Some(&base_url),
+                        None,
+                    )
+                })
+                .sum()
         })
     });
     g.finish();
+    let (mut floor, mut ours) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        floor.push(clone_once(
+            &base_url,
+            &dir.path().join(format!("alt-clone-{i}")),
+        ));
+        ours.push(timed_install(
+            &dir.path().join(format!("alt-home-{i}")),
+            TREE_URL,
+            Some(&base_url),
+            None,
+        ));
+    }
+    report("install_git, floor and install alternating", &floor, &ours);
 }
 
 fn main() {

@@ -123,15 +123,12 @@ fn read_line(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Optio
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "good".into());
-    match mode.as_str() {
-        "stderr-secret" => {
-            eprintln!(
-                "starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123"
-            );
-            eprintln!("fatal: cannot continue");
-            std::process::exit(1);
-        }
-        _ => {}
+    if mode == "stderr-secret" {
+        eprintln!(
+            "starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123"
+        );
+        eprintln!("fatal: cannot continue");
+        std::process::exit(1);
     }
     if mode == "grandchild" {
         let child = std::process::Command::new("/bin/sleep")

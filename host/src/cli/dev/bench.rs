@@ -248,7 +248,7 @@ async fn measure_plugin(
     );
     let mut floor = match runtime.trust() {
         TrustLabel::Sandboxed => Floor::Component,
-        TrustLabel::FullTrust => Floor::Echo(Echo::spawn().await?),
+        TrustLabel::FullTrust => Floor::Echo(Box::new(Echo::spawn().await?)),
     };
     let mut points = Vec::new();
     for point in HookPoint::ALL {
@@ -279,7 +279,7 @@ enum Floor {
     /// An empty call into the component itself.
     Component,
     /// A bare NDJSON echo child.
-    Echo(Echo),
+    Echo(Box<Echo>),
 }
 
 async fn measure_point(
