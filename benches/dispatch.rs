@@ -1,26 +1,39 @@
 //! Dispatcher benchmarks (run: `cargo bench -p reasonix --bench dispatch`).
 //!
 //! - `intercept/nil`, `intercept/nil_observe`: a hook point with no code
-//!   runtime installed (the payload is built outside the measurement).
+//!   runtime installed (one payload goes in and comes back out each time:
+//!   building and freeing payloads is not timed), next to
+//!   `intercept/nil_floor`: the same payload moved through an immediately
+//!   ready future.
 //! - `intercept/sidecars_1` and `_4`: one `input.receive` dispatched through a
-//!   chain of 1 or 4 real sidecar interceptors (the scripted test sidecar,
-//!   answering `continue`), next to `intercept/echo_floor`: one 100-byte
-//!   intercept frame through a bare NDJSON echo child over the same kind of
-//!   pipes on the same tokio runtime (×1 and ×4 round trips).
+//!   chain of 1 or 4 real sidecar interceptors (answering `continue`), next
+//!   to `intercept/echo_floor_{1,4}`: one 100-byte intercept frame through a
+//!   bare NDJSON echo child over the same kind of pipes on the same tokio
+//!   runtime (×1 and ×4 round trips).
+//! - `intercept/wasm_1`: the same intercept through one wasm component
+//!   (answering `continue`), for the wasm vs sidecar ratio.
 //! - `generation/build_N`: starting N sidecars (spawn + handshake) and
-//!   assembling a generation, then retiring it.
+//!   assembling a generation, then retiring it; `generation/spawn_floor_8`:
+//!   spawning 8 bare echo children and one round trip with each.
 //! - `reload/noop_1`: a full no-op reload with one sidecar (build + swap +
 //!   retire); the swap itself (the time the lock is held) is printed.
 //!
-//! Read sidecar figures as ratios to the floor measured in the same run (see
-//! ENGINEERING_NOTES: process wake-ups dominate unpinned).
+//! Every loop runs inside a runtime task, where a session's turn runs. The
+//! sidecars and echo children are this bench binary itself
+//! (`support/peer.rs`). Read sidecar figures as ratios to the floor
+//! measured in the same run (see ENGINEERING_NOTES: process wake-ups
+//! dominate unpinned).
+
+#[path = "support/peer.rs"]
+mod peer;
+#[path = "../tests/wasm_support/mod.rs"]
+mod wasm_support;
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use reasonix::home::ReasonixHome;
@@ -34,19 +47,9 @@ use reasonix_protocol::payloads::InputPayload;
 use reasonix_protocol::points::HookPoint;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::runtime::Runtime;
-
-fn sidecar_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().and_then(Path::parent).unwrap();
-    let path = debug.join("examples").join("scripted_sidecar");
-    assert!(
-        path.exists(),
-        "build the example first: cargo build --release -p reasonix --examples"
-    );
-    path
-}
+use wasm_support::fixtures::{Fixture, Intercept};
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -56,27 +59,44 @@ fn runtime() -> Runtime {
         .unwrap()
 }
 
-/// A home with `n` linked scripted plugins that continue at input.receive.
+/// A home with `n` linked sidecar plugins that continue at input.receive
+/// (and `wasm` more whose component does the same).
 struct Home {
     _dir: tempfile::TempDir,
     home: ReasonixHome,
 }
 
 fn home_with(n: usize) -> Home {
+    home_with_runtimes(n, 0)
+}
+
+fn home_with_runtimes(sidecars: usize, components: usize) -> Home {
     let dir = tempfile::tempdir().unwrap();
     let home = ReasonixHome::at(dir.path().join("home"));
     let mut registry = PluginRegistry::default();
-    for i in 0..n {
-        let name = format!("bench{i}");
+    let component = Fixture::new(Intercept::Continue).build();
+    for i in 0..sidecars + components {
+        let wasm = i >= sidecars;
+        let name = if wasm {
+            format!("wasm{i}")
+        } else {
+            format!("bench{i}")
+        };
         let root = dir.path().join(&name);
         std::fs::create_dir_all(&root).unwrap();
-        let script = json!({"name": name, "subscriptions": ["input.receive"],
-                            "intercept": {"*": {"decision": "continue"}}});
-        std::fs::write(root.join("script.json"), script.to_string()).unwrap();
-        let manifest = json!({"apiVersion": "reasonix.io/plugin/v2", "name": name, "version": "1.0.0",
-            "runtime": {"command": sidecar_binary().display().to_string(),
-                        "args": ["${REASONIX_PLUGIN_ROOT}/script.json"],
-                        "intercepts": ["input.receive"], "capabilities": ["interceptors"]}});
+        let runtime = if wasm {
+            std::fs::write(root.join("extension.wasm"), &component).unwrap();
+            json!({"command": "${REASONIX_PLUGIN_ROOT}/extension.wasm",
+                   "intercepts": ["input.receive"], "capabilities": ["interceptors"]})
+        } else {
+            let init = json!({"protocolVersion": "2", "name": name, "version": "1.0.0",
+                              "stateSchemaVersion": 0, "subscriptions": ["input.receive"]});
+            json!({"command": peer::program().display().to_string(),
+                   "env": {peer::ROLE: "sidecar", peer::INIT: init.to_string()},
+                   "intercepts": ["input.receive"], "capabilities": ["interceptors"]})
+        };
+        let manifest = json!({"apiVersion": "reasonix.io/plugin/v2", "name": name,
+                              "version": "1.0.0", "runtime": runtime});
         std::fs::write(root.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
         registry.upsert(RegistryEntry {
             name,
@@ -139,8 +159,7 @@ struct Echo {
 
 impl Echo {
     async fn spawn() -> Echo {
-        let mut child = Command::new(sidecar_binary())
-            .arg("--echo")
+        let mut child = peer::command("echo")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -161,20 +180,76 @@ impl Echo {
     }
 }
 
+/// Runs `fut` inside a runtime task (where a session's turn runs): waking a
+/// `block_on` future costs an extra thread hand-off a host never pays.
+fn in_task<F, T>(rt: &Runtime, fut: F) -> T
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    rt.block_on(async move { tokio::spawn(fut).await.unwrap() })
+}
+
+/// `iters` intercepts through `generation`'s dispatcher, timed in a task.
+fn time_intercepts(
+    rt: &Runtime,
+    generation: &Arc<Generation>,
+    steps: usize,
+    iters: u64,
+) -> Duration {
+    let generation = Arc::clone(generation);
+    in_task(rt, async move {
+        let began = Instant::now();
+        for _ in 0..iters {
+            let ruling = generation
+                .dispatcher
+                .intercept(HookPoint::InputReceive, payload())
+                .await
+                .unwrap();
+            assert_eq!(ruling.steps.len(), steps);
+        }
+        began.elapsed()
+    })
+}
+
 fn intercept(c: &mut Criterion) {
     let rt = runtime();
     let mut g = c.benchmark_group("intercept");
     g.measurement_time(Duration::from_secs(4));
 
     let nil = Dispatcher::nil();
-    // The payload is built outside the measurement: only dispatch is timed.
+    // One payload goes in and comes back out on every iteration: only the
+    // dispatch is timed, not building or freeing a payload.
+    g.bench_function("nil_floor", |b| {
+        let mut payload = payload();
+        b.iter(|| {
+            let back = poll_once(std::future::ready(std::mem::take(&mut payload)));
+            payload = std::hint::black_box(back);
+        })
+    });
     g.bench_function("nil", |b| {
+        let mut payload = payload();
+        b.iter(|| {
+            let ruling =
+                poll_once(nil.intercept(HookPoint::InputReceive, std::mem::take(&mut payload)))
+                    .unwrap();
+            payload = std::hint::black_box(ruling).payload;
+        })
+    });
+    // The measurement this bench used to make: a fresh payload per call,
+    // each ruling kept in criterion's output buffer (what that costs shows
+    // in `nil_floor_batched`).
+    g.bench_function("nil_floor_batched", |b| {
         b.iter_batched(
             payload,
-            |payload| {
-                let ruling = poll_once(nil.intercept(HookPoint::InputReceive, payload)).unwrap();
-                std::hint::black_box(ruling)
-            },
+            |payload| poll_once(std::future::ready(payload)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("nil_batched", |b| {
+        b.iter_batched(
+            payload,
+            |payload| poll_once(nil.intercept(HookPoint::InputReceive, payload)).unwrap(),
             BatchSize::SmallInput,
         )
     });
@@ -183,40 +258,39 @@ fn intercept(c: &mut Criterion) {
         b.iter(|| nil.observe(HookPoint::InputReceive, std::hint::black_box(&payload)))
     });
 
-    let frame = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"extension/intercept\",\"params\":{{\"event\":\"input.receive\",\"seq\":1,\"payload\":{},\"timeoutMillis\":5000}}}}\n",
-        serde_json::to_string(&payload()).unwrap()
-    )
-    .into_bytes();
-    let mut echo = rt.block_on(Echo::spawn());
-    g.bench_function("echo_floor_1", |b| {
-        b.iter(|| rt.block_on(echo.round_trip(&frame)))
-    });
-    g.bench_function("echo_floor_4", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                for _ in 0..4 {
-                    echo.round_trip(&frame).await;
-                }
-            })
-        })
-    });
-
-    for n in [1, 4] {
-        let home = home_with(n);
-        let generation = rt.block_on(generation(&home));
-        assert_eq!(generation.runtimes.len(), n);
-        g.bench_function(format!("sidecars_{n}"), |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let ruling = generation
-                        .dispatcher
-                        .intercept(HookPoint::InputReceive, payload())
-                        .await
-                        .unwrap();
-                    assert_eq!(ruling.steps.len(), n);
+    let frame = Arc::new(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"extension/intercept\",\"params\":{{\"event\":\"input.receive\",\"seq\":1,\"payload\":{},\"timeoutMillis\":5000}}}}\n",
+            serde_json::to_string(&payload()).unwrap()
+        )
+        .into_bytes(),
+    );
+    let echo = Arc::new(tokio::sync::Mutex::new(rt.block_on(Echo::spawn())));
+    for rounds in [1, 4] {
+        g.bench_function(format!("echo_floor_{rounds}"), |b| {
+            b.iter_custom(|iters| {
+                let (echo, frame) = (Arc::clone(&echo), Arc::clone(&frame));
+                in_task(&rt, async move {
+                    let mut echo = echo.lock().await;
+                    let began = Instant::now();
+                    for _ in 0..iters * rounds {
+                        echo.round_trip(&frame).await;
+                    }
+                    began.elapsed()
                 })
             })
+        });
+    }
+
+    for (name, sidecars, components) in
+        [("sidecars_1", 1, 0), ("sidecars_4", 4, 0), ("wasm_1", 0, 1)]
+    {
+        let home = home_with_runtimes(sidecars, components);
+        let generation = Arc::new(rt.block_on(generation(&home)));
+        let steps = sidecars + components;
+        assert_eq!(generation.runtimes.len(), steps);
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| time_intercepts(&rt, &generation, steps, iters))
         });
         rt.block_on(generation.retire());
     }
@@ -229,17 +303,43 @@ fn build(c: &mut Criterion) {
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(8));
     for n in [1, 4, 8] {
-        let home = home_with(n);
+        let home = Arc::new(home_with(n));
         g.bench_function(format!("build_{n}"), |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let generation = generation(&home).await;
-                    assert_eq!(generation.runtimes.len(), n);
-                    generation.retire().await;
+            b.iter_custom(|iters| {
+                let home = Arc::clone(&home);
+                in_task(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let began = Instant::now();
+                        let generation = generation(&home).await;
+                        total += began.elapsed();
+                        assert_eq!(generation.runtimes.len(), n);
+                        generation.retire().await;
+                    }
+                    total
                 })
             })
         });
     }
+    // The process floor: 8 bare children spawned and answering once each.
+    g.bench_function("spawn_floor_8", |b| {
+        b.iter_custom(|iters| {
+            in_task(&rt, async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let began = Instant::now();
+                    let mut echoes = Vec::new();
+                    for _ in 0..8 {
+                        echoes.push(Echo::spawn().await);
+                    }
+                    futures::future::join_all(echoes.iter_mut().map(|e| e.round_trip(b"{}\n")))
+                        .await;
+                    total += began.elapsed();
+                }
+                total
+            })
+        })
+    });
     g.finish();
 }
 
@@ -284,6 +384,7 @@ fn reload(c: &mut Criterion) {
 criterion_group!(benches, intercept, build, reload);
 
 fn main() {
+    peer::serve_if_requested();
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

@@ -1,6 +1,7 @@
 //! Sidecar transport benchmarks, each next to its floor measured in the same
-//! run over the same kind of pipes: a bare NDJSON echo child
-//! (`test_sidecar echo`) driven by the same tokio runtime.
+//! run over the same kind of pipes: a bare NDJSON echo child driven by the
+//! same tokio runtime. Both far ends are this bench binary itself
+//! (`support/peer.rs`), so nothing needs building first.
 //!
 //! - intercept round trip, 100 B and 64 KiB payloads (criterion, plus a
 //!   p50/p99 table printed at the end);
@@ -9,8 +10,10 @@
 //!
 //! Stdio latency depends on CPU placement (ENGINEERING_NOTES): run it both
 //! pinned (`taskset -c 0 cargo bench -p reasonix-sidecar`) and unpinned and
-//! read the ratios. Needs the example binary: `cargo build --release -p
-//! reasonix-sidecar --examples` (cargo bench builds it too).
+//! read the ratios.
+
+#[path = "support/peer.rs"]
+mod peer;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -23,26 +26,11 @@ use reasonix_protocol::HookPoint;
 use reasonix_protocol::types::{RawJson, SessionContext};
 use reasonix_sidecar::{Guard, LaunchSpec, ManifestCeiling, Sidecar, StartOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::runtime::Runtime;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 const IN_FLIGHT: usize = 32;
-
-fn test_sidecar() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("examples/test_sidecar");
-    assert!(
-        path.exists(),
-        "{} is missing: cargo build --release -p reasonix-sidecar --examples",
-        path.display()
-    );
-    path
-}
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -76,8 +64,7 @@ struct Echo {
 
 impl Echo {
     async fn spawn() -> Echo {
-        let mut child = Command::new(test_sidecar())
-            .arg("echo")
+        let mut child = peer::command("echo")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -120,9 +107,9 @@ fn spec() -> LaunchSpec {
         plugin_root: PathBuf::from("/tmp"),
         name: "bench".into(),
         version: "1.0.0".into(),
-        command: test_sidecar().display().to_string(),
-        args: vec!["bench".into()],
-        env: BTreeMap::new(),
+        command: peer::program().display().to_string(),
+        args: Vec::new(),
+        env: BTreeMap::from([(peer::ROLE.to_string(), "sidecar".to_string())]),
     }
 }
 
@@ -149,22 +136,14 @@ async fn start() -> Sidecar {
     Sidecar::start(spec(), ceiling(), options()).await.unwrap()
 }
 
-async fn intercepts(sidecar: &Arc<Sidecar>, payload: &RawJson, batch: usize) {
-    if batch == 1 {
-        sidecar
-            .intercept(HookPoint::ToolBefore, payload.clone(), TIMEOUT)
-            .await
-            .unwrap();
-        return;
-    }
-    let mut set = tokio::task::JoinSet::new();
-    for _ in 0..batch {
-        let s = sidecar.clone();
-        let p = payload.clone();
-        set.spawn(async move { s.intercept(HookPoint::ToolBefore, p, TIMEOUT).await });
-    }
-    while let Some(r) = set.join_next().await {
-        r.unwrap().unwrap();
+/// `batch` intercepts in flight at once, driven from this one task, as the
+/// echo floor drives its `batch` frames (spawning a task per call would
+/// charge the sidecar side with task overhead the floor does not pay).
+async fn intercepts(sidecar: &Sidecar, payload: &RawJson, batch: usize) {
+    let calls =
+        (0..batch).map(|_| sidecar.intercept(HookPoint::ToolBefore, payload.clone(), TIMEOUT));
+    for result in futures::future::join_all(calls).await {
+        result.unwrap();
     }
 }
 
@@ -321,27 +300,34 @@ fn percentiles() {
                 s99 / f99
             );
         }
-        println!("\n32 in flight, 2000 batches each (calls/s; host context switches per call):");
+        println!(
+            "\n32 in flight, 2000 batches each, floor and sidecar batches alternating \
+             (calls/s; host context switches per call; sidecar over floor):"
+        );
         for (name, size) in [("100B", 100), ("64KiB", 64 * 1024)] {
             let p = payload(size);
             let frame = intercept_frame(&p);
             let batches = 2_000;
             let calls = (batches * IN_FLIGHT) as f64;
-            let (cs0, t) = (context_switches(), Instant::now());
+            let (mut floor_time, mut side_time) = (Duration::ZERO, Duration::ZERO);
+            let (mut floor_cs, mut side_cs) = (0, 0);
             for _ in 0..batches {
+                let (cs0, t) = (context_switches(), Instant::now());
                 echo.round_trips(&frame, IN_FLIGHT).await;
-            }
-            let (floor, floor_cs) = (calls / t.elapsed().as_secs_f64(), context_switches() - cs0);
-            let (cs0, t) = (context_switches(), Instant::now());
-            for _ in 0..batches {
+                floor_time += t.elapsed();
+                floor_cs += context_switches() - cs0;
+                let (cs0, t) = (context_switches(), Instant::now());
                 intercepts(&sidecar, &p, IN_FLIGHT).await;
+                side_time += t.elapsed();
+                side_cs += context_switches() - cs0;
             }
-            let (side, side_cs) = (calls / t.elapsed().as_secs_f64(), context_switches() - cs0);
+            let floor = calls / floor_time.as_secs_f64();
+            let side = calls / side_time.as_secs_f64();
             println!(
                 "{name:<8} floor {floor:>10.0}/s ({:.2} cs/call)  sidecar {side:>10.0}/s ({:.2} cs/call)  ratio {:.2}",
                 floor_cs as f64 / calls,
                 side_cs as f64 / calls,
-                floor / side
+                side / floor
             );
         }
         sidecar.shutdown().await;
@@ -361,13 +347,17 @@ fn context_switches() -> u64 {
 criterion_group!(benches, round_trip, throughput, spawn_handshake);
 
 fn main() {
-    if std::env::var_os("SIDECAR_BENCH_PROFILE_IN_FLIGHT").is_some() {
-        // Only the 32-in-flight sidecar loop, for a profiler.
+    peer::serve_if_requested();
+    if let Ok(bytes) = std::env::var("SIDECAR_BENCH_PROFILE_IN_FLIGHT") {
+        // Only the 32-in-flight sidecar loop (payload of that many bytes,
+        // default 100), for a profiler.
+        let size = bytes.parse().unwrap_or(100);
+        let batches = (2_000_000_000 / size.max(100) / IN_FLIGHT).clamp(100, 20_000);
         let rt = runtime();
-        in_task(&rt, async {
+        in_task(&rt, async move {
             let sidecar = Arc::new(start().await);
-            let p = payload(100);
-            for _ in 0..20_000 {
+            let p = payload(size);
+            for _ in 0..batches {
                 intercepts(&sidecar, &p, IN_FLIGHT).await;
             }
             sidecar.shutdown().await;

@@ -123,6 +123,67 @@ fn default_branch_tag_and_subdirectory() {
     assert!(!sb.home.join("plugins/subpkg/plugins").exists());
 }
 
+/// A `git` first on `PATH` that logs each invocation's subcommand, then
+/// runs the real one.
+fn counting_git(sb: &Sandbox) -> (PathBuf, String) {
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let bin = sb.dir.path().join("counting-bin");
+    let log = sb.dir.path().join("git.log");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("git");
+    write(
+        &script,
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in clone|fetch) echo \"$a\" >> '{}';; esac; done\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.trim()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (log, path)
+}
+
+#[test]
+fn plan_and_apply_share_one_clone() {
+    let (sb, remote) = sandbox_with_remote();
+    native_package(&remote.work.join("plugins/sub"), "subpkg", "0.1.0");
+    let commit = remote.commit("v1");
+    let (log, path) = counting_git(&sb);
+    let sb = sb.with_env("PATH", &path);
+    let (code, done) = sb.json(&[
+        "plugin",
+        "install",
+        "https://github.com/o/r/tree/main/plugins/sub",
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{done}");
+    assert_eq!(done["actions"][0]["commit"], commit.as_str());
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        ["clone"],
+        "plan and apply of one source at one commit clone once"
+    );
+    assert_eq!(
+        sb.registry()["plugins"][0]["treeDigest"],
+        digest_of(&sb.home.join("plugins/subpkg")).as_str()
+    );
+}
+
 #[test]
 fn full_sha_pin_installs_that_commit() {
     let (sb, remote) = sandbox_with_remote();

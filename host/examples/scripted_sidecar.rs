@@ -434,29 +434,7 @@ impl Sidecar {
     }
 }
 
-/// `scripted_sidecar --echo`: a bare NDJSON echo (every line written back
-/// unchanged), the floor the dispatch benchmark measures against.
-fn echo() {
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut out = std::io::stdout().lock();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if out.write_all(&line).and_then(|_| out.flush()).is_err() {
-            return;
-        }
-    }
-}
-
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("--echo") {
-        return echo();
-    }
     let path = std::env::args()
         .nth(1)
         .or_else(|| std::env::var("REASONIX_TEST_SCRIPT").ok())

@@ -1,4 +1,4 @@
-//! A sidecar for the transport tests and benchmarks, speaking Extension
+//! A sidecar for the transport tests, speaking Extension
 //! Protocol v2 over stdio with std threads only. `argv[1]` selects the
 //! behaviour (see `main`); the intercept payload's `action` selects what a
 //! well-behaved sidecar does with one intercept.
@@ -123,17 +123,12 @@ fn read_line(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Optio
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "good".into());
-    match mode.as_str() {
-        "echo" => return echo(),
-        "bench" => return bench(),
-        "stderr-secret" => {
-            eprintln!(
-                "starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123"
-            );
-            eprintln!("fatal: cannot continue");
-            std::process::exit(1);
-        }
-        _ => {}
+    if mode == "stderr-secret" {
+        eprintln!(
+            "starting with api_key=supersecret123 and token sk-abcdefghijklmnopqrstuvwxyz0123"
+        );
+        eprintln!("fatal: cannot continue");
+        std::process::exit(1);
     }
     if mode == "grandchild" {
         let child = std::process::Command::new("/bin/sleep")
@@ -399,80 +394,5 @@ fn intercept(peer: &Peer, id: &Value, params: &Value) {
             );
         }
         _ => peer.result(id, json!({"decision": "continue"})),
-    }
-}
-
-/// A bare NDJSON echo: every line back as it came (the benchmark floor).
-fn echo() {
-    let stdin = std::io::stdin();
-    let mut input = BufReader::with_capacity(1 << 16, stdin.lock());
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if out.write_all(&line).is_err() || out.flush().is_err() {
-            return;
-        }
-    }
-}
-
-/// A lean well-behaved sidecar for the benchmarks: answers initialize,
-/// `continue` to every intercept, `accepted` to shutdown. Decodes only the
-/// envelope members it needs.
-fn bench() {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(default)]
-        id: Option<i64>,
-        #[serde(borrow, default)]
-        method: Option<&'a str>,
-    }
-    let stdin = std::io::stdin();
-    let mut input = BufReader::with_capacity(1 << 16, stdin.lock());
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let Ok(env) = serde_json::from_str::<Envelope<'_>>(line.trim_end()) else {
-            continue;
-        };
-        let (Some(id), Some(method)) = (env.id, env.method) else {
-            continue;
-        };
-        let reply = match method {
-            "extension/initialize" => format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}\n",
-                default_init_result()
-            ),
-            "extension/intercept" => {
-                format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"decision\":\"continue\"}}}}\n"
-                )
-            }
-            "extension/shutdown" => {
-                let _ = writeln!(
-                    out,
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"accepted\":true}}}}"
-                );
-                let _ = out.flush();
-                return;
-            }
-            _ => format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":-32601,\"message\":\"method not found\"}}}}\n"
-            ),
-        };
-        if out.write_all(reply.as_bytes()).is_err() || out.flush().is_err() {
-            return;
-        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use reasonix_protocol::error::{ErrorReason, RpcError};
 use reasonix_protocol::frame::{
     EncodeError, Frame, Id, Notification, Outcome, Request, decode_frame, encode_error,
-    encode_notification, encode_request, encode_result,
+    encode_notification, encode_request_into, encode_result,
 };
 use reasonix_protocol::methods as m;
 use reasonix_protocol::types::{
@@ -282,6 +282,28 @@ impl Shared {
         Ok(seq)
     }
 
+    /// Encodes a request straight into the writer's buffer (a reused one:
+    /// a large payload is copied once, into memory already mapped) and
+    /// hands it to the writer, ahead of queued notifications.
+    fn send_request<P: Serialize + ?Sized>(
+        &self,
+        id: i64,
+        method: &'static str,
+        params: &P,
+    ) -> Result<(), CallError> {
+        {
+            let mut outbox = lock(&self.outbox);
+            if outbox.close {
+                return Err(CallError::Closed);
+            }
+            let len = encode_request_into(&mut outbox.bytes, Id::Number(id), method, params)
+                .map_err(|e| encode_failed(method, e))?;
+            outbox.appended += len as u64;
+        }
+        self.outbox_ready.notify_one();
+        Ok(())
+    }
+
     /// [`Shared::send_frame`], then waits until the frame is written.
     pub async fn write_frame(&self, frame: &[u8]) -> Result<(), CallError> {
         let seq = self.send_frame(frame)?;
@@ -337,8 +359,6 @@ impl Shared {
             return Err(self.down_error().unwrap_or(CallError::NotReady));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame =
-            encode_request(Id::Number(id), method, params).map_err(|e| encode_failed(method, e))?;
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.pending);
@@ -348,7 +368,7 @@ impl Shared {
             pending.calls.insert(id, tx);
         }
         let remove = RemoveOnDrop { shared: self, id };
-        self.send_frame(&frame)?;
+        self.send_request(id, method, params)?;
         let outcome = tokio::time::timeout(timeout, async {
             rx.await.unwrap_or(Err(CallError::Closed))
         })
@@ -707,8 +727,15 @@ async fn run_writer(
     loop {
         let (direct, close) = {
             let mut outbox = lock(&shared.outbox);
-            buf.append(&mut outbox.bytes);
-            (buf.len() as u64, outbox.close)
+            let direct = outbox.bytes.len() as u64;
+            if buf.is_empty() {
+                // The two buffers trade places: no copy, and the outbox
+                // keeps capacity that is already mapped.
+                std::mem::swap(&mut buf, &mut outbox.bytes);
+            } else {
+                buf.append(&mut outbox.bytes);
+            }
+            (direct, outbox.close)
         };
         while buf.len() < BATCH {
             match queue.try_recv() {
@@ -734,6 +761,10 @@ async fn run_writer(
             break;
         }
         buf.clear();
+        if buf.capacity() > BATCH * 8 {
+            // A burst of huge frames: give the memory back.
+            buf = Vec::new();
+        }
         if direct > 0 {
             shared.written.send_modify(|p| p.written += direct);
         }

@@ -24,4 +24,6 @@ pub use handshake::{Declaration, ManifestCeiling, Undeclared, check_declaration}
 pub use launch::{Guard, LaunchError, LaunchSpec, ResolvedCommand};
 pub use redact::redact;
 pub use services::{BoxFuture, HostServices, NoHostServices};
-pub use sidecar::{InterceptOutcome, ProviderStream, ShutdownReport, Sidecar, StartOptions};
+pub use sidecar::{
+    InterceptOutcome, Launched, ProviderStream, ShutdownReport, Sidecar, StartOptions,
+};

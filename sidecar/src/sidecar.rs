@@ -123,6 +123,14 @@ pub struct Sidecar {
     shutdown: tokio::sync::OnceCell<ShutdownReport>,
 }
 
+/// A spawned sidecar whose handshake has not run yet (see
+/// [`Sidecar::launch`]). Dropping it kills the process group.
+pub struct Launched {
+    sidecar: Sidecar,
+    stderr_task: JoinHandle<()>,
+    started: Instant,
+}
+
 impl Sidecar {
     /// Launches the sidecar and runs the handshake. On failure the process
     /// group is killed and reaped before the error is returned.
@@ -131,34 +139,40 @@ impl Sidecar {
         ceiling: ManifestCeiling,
         options: StartOptions,
     ) -> Result<Sidecar, StartError> {
+        Sidecar::launch(spec, &options)
+            .await?
+            .handshake(&ceiling, &options)
+            .await
+    }
+
+    /// The first half of [`Sidecar::start`]: spawn the process and wire its
+    /// stdio, without waiting for it. A host starting several sidecars
+    /// launches them all first so their process start-ups overlap, then runs
+    /// the handshakes.
+    pub async fn launch(spec: LaunchSpec, options: &StartOptions) -> Result<Launched, StartError> {
         let started = Instant::now();
         let plugin = spec.name.clone();
-        let fail = |stage, reason, detail: String, tail: String| StartError {
+        let fail = |stage, detail: String| StartError {
             plugin: plugin.clone(),
             stage,
             elapsed: started.elapsed(),
-            reason,
+            reason: None,
             detail: crate::redact(&detail).into_owned(),
-            stderr_tail: tail,
+            stderr_tail: String::new(),
         };
-        let resolved = launch::resolve(&spec)
-            .map_err(|e| fail(StartStage::Launch, None, e.to_string(), String::new()))?;
+        let resolved =
+            launch::resolve(&spec).map_err(|e| fail(StartStage::Launch, e.to_string()))?;
         let launch::Spawned { mut child, group } =
             launch::spawn(&resolved, &options.guard)
                 .await
-                .map_err(|e| fail(StartStage::Spawn, None, e.to_string(), String::new()))?;
+                .map_err(|e| fail(StartStage::Spawn, e.to_string()))?;
 
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
                 _ => {
                     launch::kill_group(group);
-                    return Err(fail(
-                        StartStage::Spawn,
-                        None,
-                        "child stdio was not piped".into(),
-                        String::new(),
-                    ));
+                    return Err(fail(StartStage::Spawn, "child stdio was not piped".into()));
                 }
             };
         let (stderr_tail, stderr_task) = StderrTail::spawn(&plugin, stderr);
@@ -187,15 +201,36 @@ impl Sidecar {
             ));
         }));
 
-        let mut sidecar = Sidecar {
-            shared,
-            declaration: placeholder_declaration(),
-            stderr: stderr_tail,
-            exit,
-            tasks,
-            shutdown: tokio::sync::OnceCell::new(),
-        };
-        match sidecar.handshake(&ceiling, &options).await {
+        Ok(Launched {
+            sidecar: Sidecar {
+                shared,
+                declaration: placeholder_declaration(),
+                stderr: stderr_tail,
+                exit,
+                tasks,
+                shutdown: tokio::sync::OnceCell::new(),
+            },
+            stderr_task,
+            started,
+        })
+    }
+}
+
+impl Launched {
+    /// The second half of [`Sidecar::start`]: `initialize`, the §4.3
+    /// checks, `initialized`. On failure the process group is killed and
+    /// reaped before the error is returned.
+    pub async fn handshake(
+        self,
+        ceiling: &ManifestCeiling,
+        options: &StartOptions,
+    ) -> Result<Sidecar, StartError> {
+        let Launched {
+            mut sidecar,
+            stderr_task,
+            started,
+        } = self;
+        match sidecar.handshake(ceiling, options).await {
             Ok(declaration) => {
                 sidecar.declaration = declaration;
                 Ok(sidecar)
@@ -207,12 +242,20 @@ impl Sidecar {
                 sidecar.shared.kill();
                 sidecar.wait_exit(REAP_TIMEOUT).await;
                 let _ = tokio::time::timeout(STDERR_DRAIN, stderr_task).await;
-                let tail = sidecar.stderr.text();
-                Err(fail(stage, reason, detail, tail))
+                Err(StartError {
+                    plugin: sidecar.plugin().to_owned(),
+                    stage,
+                    elapsed: started.elapsed(),
+                    reason,
+                    detail: crate::redact(&detail).into_owned(),
+                    stderr_tail: sidecar.stderr.text(),
+                })
             }
         }
     }
+}
 
+impl Sidecar {
     async fn handshake(
         &self,
         ceiling: &ManifestCeiling,

@@ -205,16 +205,13 @@ pub fn decode_frame(line: &[u8]) -> Result<Frame, FrameRejection> {
     let line = line.trim_ascii();
     let text = std::str::from_utf8(line)
         .map_err(|e| FrameRejection::parse(format!("frame is not UTF-8: {e}")))?;
-    let value: &RawValue = serde_json::from_str(text)
-        .map_err(|e| FrameRejection::parse(format!("frame is not JSON: {e}")))?;
-    if !is_object(value) {
-        return Err(FrameRejection::invalid(
-            Id::Null,
-            "frame is not a JSON object",
-        ));
-    }
-    let envelope: RawEnvelope<'_> = serde_json::from_str(value.get())
-        .map_err(|e| FrameRejection::invalid(Id::Null, format!("malformed envelope: {e}")))?;
+    // One pass for a well-formed object (the usual frame); anything that
+    // fails it is parsed again in two steps, to tell "not JSON" from "not
+    // an envelope".
+    let envelope = match serde_json::from_str::<RawEnvelope<'_>>(text) {
+        Ok(envelope) if text.starts_with('{') => envelope,
+        _ => envelope_slowly(text)?,
+    };
 
     // The id is judged first so that every later rejection can echo it.
     let id = match envelope.id {
@@ -297,6 +294,19 @@ pub fn decode_frame(line: &[u8]) -> Result<Frame, FrameRejection> {
     Ok(Frame::Response(Response { id, outcome }))
 }
 
+fn envelope_slowly(text: &str) -> Result<RawEnvelope<'_>, FrameRejection> {
+    let value: &RawValue = serde_json::from_str(text)
+        .map_err(|e| FrameRejection::parse(format!("frame is not JSON: {e}")))?;
+    if !is_object(value) {
+        return Err(FrameRejection::invalid(
+            Id::Null,
+            "frame is not a JSON object",
+        ));
+    }
+    serde_json::from_str(value.get())
+        .map_err(|e| FrameRejection::invalid(Id::Null, format!("malformed envelope: {e}")))
+}
+
 /// An outbound frame could not be produced; only this message fails.
 #[derive(Debug, thiserror::Error)]
 pub enum EncodeError {
@@ -336,10 +346,28 @@ impl<'a, P: Serialize + ?Sized, R: Serialize + ?Sized> OutboundEnvelope<'a, P, R
     /// Compact JSON plus `\n`, checked against the frame cap (newline
     /// included). serde_json does not HTML-escape, matching upstream.
     fn encode(&self) -> Result<Vec<u8>, EncodeError> {
-        let mut out = serde_json::to_vec(self)?;
-        out.push(b'\n');
-        check_frame_size(out.len())?;
+        let mut out = Vec::new();
+        self.encode_into(&mut out)?;
         Ok(out)
+    }
+
+    /// [`Self::encode`] appended to `out`; returns the frame's length. On
+    /// failure `out` is left as it was.
+    fn encode_into(&self, out: &mut Vec<u8>) -> Result<usize, EncodeError> {
+        let start = out.len();
+        let encoded = serde_json::to_writer(&mut *out, self)
+            .map_err(EncodeError::from)
+            .and_then(|()| {
+                out.push(b'\n');
+                check_frame_size(out.len() - start)
+            });
+        match encoded {
+            Ok(()) => Ok(out.len() - start),
+            Err(error) => {
+                out.truncate(start);
+                Err(error)
+            }
+        }
     }
 }
 
@@ -388,6 +416,22 @@ pub fn encode_request<P: Serialize + ?Sized>(
     env.method = Some(method);
     env.params = Some(params);
     env.encode()
+}
+
+/// [`encode_request`] appended to `out`, a buffer the caller reuses (a large
+/// payload is then copied once, into memory already mapped); returns the
+/// frame's length. On failure `out` is left as it was.
+pub fn encode_request_into<P: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    id: Id,
+    method: &str,
+    params: &P,
+) -> Result<usize, EncodeError> {
+    let mut env = OutboundEnvelope::<P, ()>::new();
+    env.id = Some(id);
+    env.method = Some(method);
+    env.params = Some(params);
+    env.encode_into(out)
 }
 
 /// Encodes a notification line.
@@ -445,6 +489,20 @@ impl<'de> Deserialize<'de> for Id {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_encode_into_a_reused_buffer_and_a_refused_one_leaves_it_intact() {
+        let params = serde_json::json!({"payload": "x"});
+        let mut out = b"earlier\n".to_vec();
+        let n = encode_request_into(&mut out, Id::Number(7), "m", &params).unwrap();
+        let alone = encode_request(Id::Number(7), "m", &params).unwrap();
+        assert_eq!(n, alone.len());
+        assert_eq!(&out[8..], alone.as_slice());
+        let huge = serde_json::json!({"payload": "x".repeat(crate::limits::FRAME_BYTES)});
+        let err = encode_request_into(&mut out, Id::Number(8), "m", &huge).unwrap_err();
+        assert!(matches!(err, EncodeError::FrameTooLarge { .. }), "{err}");
+        assert_eq!(out.len(), 8 + n, "a refused frame leaves nothing behind");
+    }
 
     fn reject(line: &str) -> FrameRejection {
         match decode_frame(line.as_bytes()) {

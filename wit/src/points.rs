@@ -73,6 +73,12 @@ impl HookPoint {
         Self::ToolBefore,
     ];
 
+    /// The point's position in [`HookPoint::ALL`] (a constant-time table
+    /// index: the variants are declared in the same order).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -326,6 +332,9 @@ mod tests {
         assert_eq!(names, sorted, "ALL is in the schema's sorted order");
         names.dedup();
         assert_eq!(names.len(), 17);
+        for (i, p) in HookPoint::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i, "{p} is declared out of ALL's order");
+        }
         for p in HookPoint::ALL {
             assert_eq!(p.as_str().parse::<HookPoint>(), Ok(p));
             assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{p}\""));

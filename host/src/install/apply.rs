@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use reasonix_package::{LoadedPackage, load_package};
 
-use super::digest::{is_content_digest, tree_digest};
+use super::digest::is_content_digest;
 use super::error::{ErrorCode, InstallError, InstallResult};
 use super::pause::pause_at;
 use super::plan::{
@@ -14,7 +14,7 @@ use super::plan::{
 use super::progress::Progress;
 use super::publish::{CopyPublication, check_replace, publish_copy, publish_link, recover};
 use super::snapshot::{CopyOptions, copy_tree, estimate_bytes};
-use super::source::{Candidate, ResolvedSource, SourceContext, resolve_source_for};
+use super::source::{Candidate, ResolvedSource, SourceContext, SourceKind, resolve_source_for};
 use crate::home::ReasonixHome;
 use crate::registry::{PluginRegistry, RegistryEntry, is_valid_name};
 
@@ -51,6 +51,11 @@ struct Planned {
     action: PluginAction,
     counts: Counts,
     description: Option<String>,
+    /// The approval snapshot, removed once the install is done: deleting
+    /// its files before the staged copy creates as many makes ext4 scan the
+    /// freshly freed inodes for every new one (measured: most of the time
+    /// of a 10 000-file install).
+    _snapshot: Option<tempfile::TempDir>,
 }
 
 fn load(root: &Path) -> InstallResult<LoadedPackage> {
@@ -97,9 +102,9 @@ fn plan_candidate(
         ));
     }
     warnings.extend(pkg.warnings.iter().cloned());
-    // The snapshot stays on disk until the action is built: the mods
+    // The snapshot stays on disk until the install is done: the mods
     // preview reads the module from exactly the bytes the plan pins.
-    let (snapshot_pkg, digest, _snapshot_dir) = if req.link {
+    let (snapshot_pkg, digest, snapshot) = if req.link {
         (pkg, String::new(), None)
     } else {
         // Copy-mode preview parses a bounded, materialised snapshot; its
@@ -110,7 +115,7 @@ fn plan_candidate(
             .map_err(|e| {
                 InstallError::new(ErrorCode::Io, format!("create temporary directory: {e}"))
             })?;
-        progress.start_copy(&format!("reading {name}"), estimate_bytes(&cand.root));
+        progress.start_copy(&format!("reading {name}"), || estimate_bytes(&cand.root));
         let copied = copy_tree(&cand.root, snap.path(), &CopyOptions::new(progress));
         progress.finish();
         let report = copied?;
@@ -129,6 +134,7 @@ fn plan_candidate(
                 .with_next("Replace those symlinks with real files inside the package, or install with --link.")
             }
         })?;
+        let digest = report.digest;
         warnings.extend(report.skipped);
         let (src, copy) = (Counts::of(&pkg), Counts::of(&snap_pkg));
         if src != copy {
@@ -142,7 +148,6 @@ fn plan_candidate(
             )
             .with_next("Replace those symlinks with real files inside the package, or install with --link."));
         }
-        let digest = tree_digest(snap.path())?;
         let mut snap_pkg = snap_pkg;
         let snap_root = snap.path().to_string_lossy().into_owned();
         for s in &mut snap_pkg.compatibility.skipped {
@@ -166,6 +171,7 @@ fn plan_candidate(
         action,
         counts,
         description,
+        _snapshot: snapshot,
     })
 }
 
@@ -213,7 +219,6 @@ pub fn execute_install(
             Err(e) => return Err(e),
         }
     }
-    drop(resolved);
     let actions: Vec<PluginAction> = planned.iter().map(|p| p.action.clone()).collect();
     let pr = req.plan_request();
     let plan_id = compute_plan_id(&pr, &actions);
@@ -280,23 +285,36 @@ pub fn execute_install(
 
     // Re-resolve through the same function as the plan, once for every
     // action (one clone serves a whole marketplace); a moved git HEAD is
-    // pinned back to the approved commit.
+    // pinned back to the approved commit. A git clone is keyed by its
+    // commit: the plan's clone already is the approved commit, so it serves
+    // the apply as well (a second clone would check out the same tree).
     let pinned = planned
         .first()
         .map(|p| p.action.commit.clone())
         .filter(|c| !c.is_empty());
-    let resolved = resolve_source_for(
-        &req.source,
-        ctx,
-        req.link,
-        pinned.as_deref(),
-        req.name.as_deref(),
-        progress,
-    );
+    let resolved = match resolved {
+        reused @ ResolvedSource {
+            kind: SourceKind::Git(_),
+            ..
+        } => Ok(reused),
+        local => {
+            drop(local);
+            resolve_source_for(
+                &req.source,
+                ctx,
+                req.link,
+                pinned.as_deref(),
+                req.name.as_deref(),
+                progress,
+            )
+        }
+    };
     let mut ok = true;
     let mut any = false;
     let mut done = Vec::new();
+    let mut snapshots = Vec::new();
     for p in planned {
+        snapshots.push(p._snapshot);
         let mut action = p.action;
         let applied = resolved.as_ref().map_err(Clone::clone).and_then(|r| {
             apply_action(
@@ -315,6 +333,9 @@ pub fn execute_install(
                 action.status = "done".into();
                 action.target = root.to_string_lossy().into_owned();
                 any = true;
+                if let Some(warning) = precompile(home, &action.name, &root, progress) {
+                    resp.warnings.push(warning);
+                }
             }
             Err(e) => {
                 ok = false;
@@ -346,6 +367,27 @@ pub fn execute_install(
     }
     resp.actions = done;
     Ok(resp)
+}
+
+/// Compile an installed plugin's wasm component into the home's cache, so
+/// that no session start (no turn) compiles it. A component that does not
+/// compile is only a warning here: the session that starts it reports it.
+fn precompile(home: &ReasonixHome, name: &str, root: &Path, progress: &Progress) -> Option<String> {
+    let pkg = load(root).ok()?;
+    let runtime = pkg.native.as_ref()?.runtime.as_ref()?;
+    if !runtime.is_wasm() {
+        return None;
+    }
+    let component = PathBuf::from(runtime.expand_runtime_command(root).program);
+    progress.start_step(&format!("compiling {name}"));
+    let compiled = crate::runtime::wasm::cache::precompile(home.root(), &component);
+    progress.finish();
+    compiled.err().map(|e| {
+        format!(
+            "plugin {name}: its component could not be precompiled ({}); a session will report it when it starts the plugin",
+            crate::runtime::redaction::clean_text(&e.message)
+        )
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

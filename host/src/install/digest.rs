@@ -3,7 +3,8 @@
 use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -11,6 +12,7 @@ use sha2::{Digest, Sha256};
 use super::error::{ErrorCode, InstallError, InstallResult};
 use super::gojson;
 use super::listing::sorted_entries;
+use super::parallel::map_jobs;
 use super::snapshot::COPY_BUDGET_BYTES;
 
 /// Is `s` a well-formed content digest (`sha256:` + 64 lowercase hex)?
@@ -31,32 +33,50 @@ pub fn sha256_prefixed(bytes: &[u8]) -> String {
 /// `{"Path": <slash path>, "Hash": <hex sha256>}`, the array JSON-encoded as
 /// Go does, hashed. Anything that is not a directory or a regular file
 /// (symlink, fifo, socket, device) is a mismatch: a copy never holds one.
+/// Files are hashed on a few threads; the order of the records is the
+/// walk's.
 pub fn tree_digest(root: &Path) -> InstallResult<String> {
-    let mut records = String::from("[");
-    let mut total: u64 = 0;
-    let mut first = true;
+    let mut files: Vec<(Vec<u8>, PathBuf)> = Vec::new();
     walk(root, &mut Vec::new(), &mut |rel, path| {
-        let file = fs::File::open(path).map_err(|e| InstallError::io("read", path, e))?;
-        let mut hasher = Sha256::new();
-        let remaining = COPY_BUDGET_BYTES.saturating_sub(total) + 1;
-        let mut limited = file.take(remaining);
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = limited
-                .read(&mut buf)
-                .map_err(|e| InstallError::io("read", path, e))?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            total += n as u64;
+        files.push((rel.to_vec(), path.to_path_buf()));
+        Ok(())
+    })?;
+    let total = AtomicU64::new(0);
+    let hashes = map_jobs(files.len(), |i| hash_file(&files[i].1, &total))?;
+    Ok(digest_of_files(
+        files.iter().map(|(rel, _)| rel.as_slice()).zip(&hashes),
+    ))
+}
+
+/// SHA-256 of one file, counting its bytes into `total` (which may not
+/// pass the copy budget).
+fn hash_file(path: &Path, total: &AtomicU64) -> InstallResult<[u8; 32]> {
+    let mut file = fs::File::open(path).map_err(|e| InstallError::io("read", path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = [0u8; 32 * 1024];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| InstallError::io("read", path, e))?;
+        if n == 0 {
+            break;
         }
-        if total > COPY_BUDGET_BYTES {
+        if total.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > COPY_BUDGET_BYTES {
             return Err(InstallError::new(
                 ErrorCode::DigestMismatch,
                 "copied plugin exceeds its content budget",
             ));
         }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().into())
+}
+
+/// The tree digest of `(slash path, sha256)` records in walk order.
+pub(crate) fn digest_of_files<'a>(files: impl Iterator<Item = (&'a [u8], &'a [u8; 32])>) -> String {
+    let mut records = String::from("[");
+    let mut first = true;
+    for (rel, hash) in files {
         if !first {
             records.push(',');
         }
@@ -64,16 +84,15 @@ pub fn tree_digest(root: &Path) -> InstallResult<String> {
         records.push_str("{\"Path\":");
         records.push_str(&gojson::string_from_bytes(rel));
         records.push_str(",\"Hash\":\"");
-        records.push_str(&hex::encode(hasher.finalize()));
+        records.push_str(&hex::encode(hash));
         records.push_str("\"}");
-        Ok(())
-    })?;
+    }
     records.push(']');
     // Go marshals a nil slice (no files at all) as `null`.
     if first {
         records = "null".to_string();
     }
-    Ok(sha256_prefixed(records.as_bytes()))
+    sha256_prefixed(records.as_bytes())
 }
 
 /// Depth-first walk, entries of each directory sorted by name bytes (Go's

@@ -15,6 +15,7 @@ pub mod gojson;
 pub mod installed;
 pub mod listing;
 pub mod marketplace;
+mod parallel;
 pub mod pause;
 pub mod plan;
 pub mod progress;

@@ -31,9 +31,11 @@ impl Progress {
         Self { bar: Some(bar) }
     }
 
-    /// Start a copy of about `total` bytes.
-    pub fn start_copy(&self, message: &str, total: u64) {
+    /// Start a copy of about `total()` bytes (only counted when a bar may
+    /// be drawn: it is a walk of its own).
+    pub fn start_copy(&self, message: &str, total: impl FnOnce() -> u64) {
         if let Some(bar) = &self.bar {
+            let total = total();
             bar.reset();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {msg} {bytes}/{total_bytes}")

@@ -148,21 +148,20 @@ pub fn publish_copy(
 
     // 1. Stage and verify the exact approved bytes.
     let staged = (|| -> InstallResult<()> {
-        progress.start_copy(
-            &format!("copying {name}"),
-            estimate_bytes(publication.source_root),
-        );
+        progress.start_copy(&format!("copying {name}"), || {
+            estimate_bytes(publication.source_root)
+        });
         let pause_partial = || pause_at("staging_partial");
         let mut opts = CopyOptions::new(progress);
         opts.after_first_file = Some(&pause_partial);
         let copied = copy_tree(publication.source_root, &staging, &opts);
         progress.finish();
-        copied?;
+        let copied = copied?;
         let counts = verify_counts(&staging)?;
         if counts != publication.approved_counts {
             return Err(count_mismatch(counts, publication.approved_counts));
         }
-        if tree_digest(&staging)? != publication.approved_digest {
+        if copied.digest != publication.approved_digest {
             return Err(InstallError::new(
                 ErrorCode::DigestMismatch,
                 "copied plugin content differs from the approved snapshot",

@@ -9,14 +9,23 @@
 //! - fifos, sockets and devices are refused;
 //! - files are created with `O_EXCL` and modes normalised to 0644 / 0755;
 //! - at most [`COPY_BUDGET_BYTES`] bytes and [`MAX_ENTRIES`] entries.
+//!
+//! The walk (directories, links, limits) is sequential and in digest order;
+//! the files are then copied on a few threads, each read once, hashed and
+//! written in the same pass, so the copy yields its own tree digest.
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use sha2::{Digest, Sha256};
+
+use super::digest::digest_of_files;
 use super::error::{ErrorCode, InstallError, InstallResult};
 use super::listing::sorted_entries;
+use super::parallel::map_jobs;
 use super::progress::Progress;
 
 /// Total bytes a copied package may hold (256 MiB).
@@ -31,6 +40,9 @@ pub struct CopyReport {
     pub bytes: u64,
     /// Human-readable notes about skipped links (relative paths).
     pub skipped: Vec<String>,
+    /// The tree digest of the copy ([`super::digest::tree_digest`] of
+    /// `dst`), from the bytes as they were written.
+    pub digest: String,
 }
 
 /// Limits and hooks for one copy.
@@ -64,21 +76,61 @@ pub fn copy_tree(src: &Path, dst: &Path, opts: &CopyOptions<'_>) -> InstallResul
         src_root,
         report: CopyReport::default(),
         entries: 0,
+        planned_bytes: 0,
+        files: Vec::new(),
         opts,
     };
-    state.copy_dir(src, dst, Path::new(""))?;
-    Ok(state.report)
+    state.copy_dir(src, dst, Path::new(""), &mut Vec::new())?;
+    let CopyState {
+        mut report, files, ..
+    } = state;
+    let copied = AtomicU64::new(0);
+    let (budget, progress) = (opts.budget_bytes, opts.progress);
+    let copy = |i: usize| copy_file(&files[i], &copied, budget, progress);
+    // The first file alone, so the crash tests' pause finds exactly one.
+    let mut hashes = Vec::with_capacity(files.len());
+    if !files.is_empty() {
+        hashes.push(copy(0)?);
+        if let Some(hook) = opts.after_first_file {
+            hook();
+        }
+    }
+    let rest = files.len().saturating_sub(1);
+    hashes.extend(map_jobs(rest, |i| copy(i + 1))?);
+    report.files = files.len();
+    report.bytes = copied.into_inner();
+    report.digest = digest_of_files(files.iter().map(|f| f.rel.as_slice()).zip(&hashes));
+    Ok(report)
+}
+
+/// One regular file to copy: where from (a materialised link's target),
+/// where to, its digest path and its normalised mode.
+struct FileJob {
+    src: PathBuf,
+    dst: PathBuf,
+    rel: Vec<u8>,
+    mode: u32,
 }
 
 struct CopyState<'a, 'b> {
     src_root: PathBuf,
     report: CopyReport,
     entries: usize,
+    /// Sizes of the files found so far (the budget is checked before any
+    /// byte is copied, and again while copying).
+    planned_bytes: u64,
+    files: Vec<FileJob>,
     opts: &'a CopyOptions<'b>,
 }
 
 impl CopyState<'_, '_> {
-    fn copy_dir(&mut self, src: &Path, dst: &Path, rel: &Path) -> InstallResult<()> {
+    fn copy_dir(
+        &mut self,
+        src: &Path,
+        dst: &Path,
+        rel: &Path,
+        rel_bytes: &mut Vec<u8>,
+    ) -> InstallResult<()> {
         let entries = sorted_entries(src)?;
         for entry in entries {
             let name = entry.file_name();
@@ -92,16 +144,21 @@ impl CopyState<'_, '_> {
                 continue;
             }
             self.count_entry()?;
+            let len = rel_bytes.len();
+            if !rel_bytes.is_empty() {
+                rel_bytes.push(b'/');
+            }
+            rel_bytes.extend_from_slice(name.as_bytes());
             if kind.is_dir() {
                 fs::create_dir(&target)
                     .map_err(|e| InstallError::io("create directory", &target, e))?;
                 set_mode(&target, 0o755)?;
-                self.copy_dir(&path, &target, &rel_path)?;
+                self.copy_dir(&path, &target, &rel_path, rel_bytes)?;
             } else if kind.is_file() {
-                self.copy_file(&path, &target)?;
+                self.plan_file(path, target, rel_bytes)?;
             } else if kind.is_symlink() {
                 match self.materialisable_link(&path) {
-                    Ok(resolved) => self.copy_file(&resolved, &target)?,
+                    Ok(resolved) => self.plan_file(resolved, target, rel_bytes)?,
                     Err(why) => self
                         .report
                         .skipped
@@ -116,6 +173,7 @@ impl CopyState<'_, '_> {
                     ),
                 ));
             }
+            rel_bytes.truncate(len);
         }
         Ok(())
     }
@@ -147,10 +205,11 @@ impl CopyState<'_, '_> {
         Ok(resolved)
     }
 
-    fn copy_file(&mut self, src: &Path, target: &Path) -> InstallResult<()> {
-        let meta = fs::metadata(src).map_err(|e| InstallError::io("stat", src, e))?;
+    fn plan_file(&mut self, src: PathBuf, dst: PathBuf, rel: &[u8]) -> InstallResult<()> {
+        let meta = fs::metadata(&src).map_err(|e| InstallError::io("stat", &src, e))?;
         let budget = self.opts.budget_bytes;
-        if meta.len() > budget.saturating_sub(self.report.bytes) {
+        self.planned_bytes = self.planned_bytes.saturating_add(meta.len());
+        if self.planned_bytes > budget {
             return Err(over_budget(budget));
         }
         let mode = if meta.permissions().mode() & 0o111 != 0 {
@@ -158,40 +217,54 @@ impl CopyState<'_, '_> {
         } else {
             0o644
         };
-        let mut input = fs::File::open(src).map_err(|e| InstallError::io("read", src, e))?;
-        let mut output = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(target)
-            .map_err(|e| InstallError::io("create", target, e))?;
-        // The umask may have cleared bits; the normalised mode is the contract.
-        set_mode(target, mode)?;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = input
-                .read(&mut buf)
-                .map_err(|e| InstallError::io("read", src, e))?;
-            if n == 0 {
-                break;
-            }
-            self.report.bytes += n as u64;
-            if self.report.bytes > budget {
-                return Err(over_budget(budget));
-            }
-            output
-                .write_all(&buf[..n])
-                .map_err(|e| InstallError::io("write", target, e))?;
-            self.opts.progress.advance(n as u64);
-        }
-        self.report.files += 1;
-        if self.report.files == 1
-            && let Some(hook) = self.opts.after_first_file
-        {
-            hook();
-        }
+        self.files.push(FileJob {
+            src,
+            dst,
+            rel: rel.to_vec(),
+            mode,
+        });
         Ok(())
     }
+}
+
+/// Read, hash and write one file in one pass; returns its SHA-256.
+fn copy_file(
+    job: &FileJob,
+    copied: &AtomicU64,
+    budget: u64,
+    progress: &Progress,
+) -> InstallResult<[u8; 32]> {
+    let mut input = fs::File::open(&job.src).map_err(|e| InstallError::io("read", &job.src, e))?;
+    let mut output = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(job.mode)
+        .open(&job.dst)
+        .map_err(|e| InstallError::io("create", &job.dst, e))?;
+    // The umask may have cleared bits; the normalised mode is the contract.
+    output
+        .set_permissions(fs::Permissions::from_mode(job.mode))
+        .map_err(|e| InstallError::io("chmod", &job.dst, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = [0u8; 32 * 1024];
+    loop {
+        let n = input
+            .read(&mut buf)
+            .map_err(|e| InstallError::io("read", &job.src, e))?;
+        if n == 0 {
+            break;
+        }
+        // A file that grew since the walk still cannot pass the budget.
+        if copied.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > budget {
+            return Err(over_budget(budget));
+        }
+        hasher.update(&buf[..n]);
+        output
+            .write_all(&buf[..n])
+            .map_err(|e| InstallError::io("write", &job.dst, e))?;
+        progress.advance(n as u64);
+    }
+    Ok(hasher.finalize().into())
 }
 
 fn over_budget(budget: u64) -> InstallError {
@@ -235,8 +308,17 @@ pub fn estimate_bytes(root: &Path) -> u64 {
     total
 }
 
-/// fsync every file under `root`, then its directories (best effort).
+/// Make everything under `root` durable: one `syncfs` of its filesystem
+/// (one journal commit, where an fsync per file costs one each); where the
+/// system refuses it, every file then every directory is fsynced.
 pub fn sync_tree(root: &Path) -> InstallResult<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let dir = fs::File::open(root).map_err(|e| InstallError::io("open", root, e))?;
+        if rustix::fs::syncfs(&dir).is_ok() {
+            return Ok(());
+        }
+    }
     let mut dirs = vec![root.to_path_buf()];
     let mut i = 0;
     while i < dirs.len() {

@@ -10,8 +10,13 @@
 //! installed) `intercept` returns the payload untouched without encoding it,
 //! queueing anything or allocating: the nil path.
 
+use std::future::{Future, ready};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use reasonix_protocol::points::{HookPoint, Slot};
 use serde::de::DeserializeOwned;
@@ -125,6 +130,18 @@ pub struct Ruling<T> {
     pub steps: Vec<ChainStep>,
 }
 
+impl<T> Ruling<T> {
+    /// The payload as it came: nothing ran.
+    fn untouched(payload: T) -> Ruling<T> {
+        Ruling {
+            payload,
+            replaced: false,
+            outcome: Outcome::Continue,
+            steps: Vec::new(),
+        }
+    }
+}
+
 /// An interception that failed the operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DispatchError {
@@ -203,13 +220,6 @@ pub struct Dispatcher {
     plans: [PointPlan; 17],
     slots: SlotTable,
     diagnostics: Arc<Diagnostics>,
-}
-
-fn point_index(point: HookPoint) -> usize {
-    HookPoint::ALL
-        .iter()
-        .position(|p| *p == point)
-        .unwrap_or_default()
 }
 
 /// The `hostDecision` of a `permission.decision` payload.
@@ -304,7 +314,7 @@ impl Dispatcher {
 
     /// Plugin ids called at `point`, in order (strategy last), for display.
     pub fn plan(&self, point: HookPoint) -> (Vec<&str>, Option<&str>) {
-        let plan = &self.plans[point_index(point)];
+        let plan = &self.plans[point.index()];
         (
             plan.chain
                 .iter()
@@ -330,26 +340,20 @@ impl Dispatcher {
     }
 
     /// Intercept `point` with the named slot of the point (§7) as strategy.
-    pub async fn intercept<T>(
-        &self,
-        point: HookPoint,
-        payload: T,
-    ) -> Result<Ruling<T>, DispatchError>
+    ///
+    /// With nothing subscribed the returned future is ready at once and
+    /// holds only the payload (the nil path); otherwise it runs the chain.
+    pub fn intercept<T>(&self, point: HookPoint, payload: T) -> Intercepting<'_, T>
     where
         T: Serialize + DeserializeOwned,
     {
-        let strategy = self.plans[point_index(point)].strategy;
-        self.run(point, payload, strategy, point.slot()).await
+        let strategy = self.plans[point.index()].strategy;
+        self.start(point, payload, strategy, || point.slot())
     }
 
     /// Intercept a tool point (`tool.before` / `tool.after`) with the owner
     /// of `tool:<name>` as the strategy.
-    pub async fn intercept_tool<T>(
-        &self,
-        point: HookPoint,
-        tool: &str,
-        payload: T,
-    ) -> Result<Ruling<T>, DispatchError>
+    pub fn intercept_tool<T>(&self, point: HookPoint, tool: &str, payload: T) -> Intercepting<'_, T>
     where
         T: Serialize + DeserializeOwned,
     {
@@ -358,14 +362,39 @@ impl Dispatcher {
             .slots
             .tool_owner(tool)
             .and_then(|owner| self.members.iter().position(|m| m.plugin == owner));
-        let slot = strategy.map(|_| Slot::Tool(tool.to_string()));
-        self.run(point, payload, strategy, slot).await
+        self.start(point, payload, strategy, || {
+            strategy.map(|_| Slot::Tool(tool.to_string()))
+        })
+    }
+
+    fn start<T: Serialize>(
+        &self,
+        point: HookPoint,
+        payload: T,
+        strategy: Option<usize>,
+        slot: impl FnOnce() -> Option<Slot>,
+    ) -> Intercepting<'_, T> {
+        if strategy.is_none() && self.plans[point.index()].chain.is_empty() {
+            return Intercepting::ready(point, payload);
+        }
+        let chain: BoxFuture<'_, _> = match serde_json::value::to_raw_value(&payload) {
+            Ok(current) => Box::pin(self.run(point, current, strategy, slot())),
+            Err(error) => Box::pin(ready(Err(DispatchError::Encode {
+                point: point.as_str(),
+                why: error.to_string(),
+            }))),
+        };
+        Intercepting {
+            point,
+            payload: Some(payload),
+            chain: Some(chain),
+        }
     }
 
     /// Fan `point` out as an observation to the chain members and the slot
     /// owner. Never blocks; a dropped event is warned about once per plugin.
     pub fn observe<T: Serialize>(&self, point: HookPoint, payload: &T) {
-        let plan = &self.plans[point_index(point)];
+        let plan = &self.plans[point.index()];
         if plan.observers.is_empty() {
             return;
         }
@@ -460,30 +489,17 @@ impl Dispatcher {
         Ok(replacement)
     }
 
-    async fn run<T>(
+    /// The chain (and strategy) over the encoded payload. The host's typed
+    /// payload stays with the caller's [`Intercepting`], which decodes a
+    /// replacement into it.
+    async fn run(
         &self,
         point: HookPoint,
-        payload: T,
+        mut current: Box<RawValue>,
         strategy: Option<usize>,
         strategy_slot: Option<Slot>,
-    ) -> Result<Ruling<T>, DispatchError>
-    where
-        T: Serialize + DeserializeOwned,
-    {
-        let plan = &self.plans[point_index(point)];
-        if plan.chain.is_empty() && strategy.is_none() {
-            return Ok(Ruling {
-                payload,
-                replaced: false,
-                outcome: Outcome::Continue,
-                steps: Vec::new(),
-            });
-        }
-        let mut current =
-            serde_json::value::to_raw_value(&payload).map_err(|error| DispatchError::Encode {
-                point: point.as_str(),
-                why: error.to_string(),
-            })?;
+    ) -> Result<ChainRun, DispatchError> {
+        let plan = &self.plans[point.index()];
         let permission = if point == HookPoint::PermissionDecision {
             serde_json::from_str::<PermissionPeek>(current.get()).ok()
         } else {
@@ -606,38 +622,98 @@ impl Dispatcher {
             }
         }
 
-        let payload = if replaced {
-            match serde_json::from_str::<T>(current.get()) {
-                Ok(payload) => payload,
-                Err(error) => {
-                    // Validation passed but the host's own type refused it:
-                    // treat as a violation of the last replacer.
-                    let plugin = steps
-                        .iter()
-                        .rev()
-                        .find(|s| s.result == StepResult::Replaced)
-                        .map(|s| s.plugin.clone())
-                        .unwrap_or_default();
-                    return Err(DispatchError::MemberFailed {
-                        class: "replacer",
-                        point: point.as_str(),
-                        why: clean_text(&format!(
-                            "replacement does not fit the host payload: {error}"
-                        )),
-                        plugin,
-                        steps,
-                    });
-                }
-            }
-        } else {
-            payload
-        };
-        Ok(Ruling {
-            payload,
-            replaced,
+        Ok(ChainRun {
+            replacement: replaced.then_some(current),
             outcome,
             steps,
         })
+    }
+}
+
+/// What the chain came to, before the replacement is decoded into the
+/// host's type.
+struct ChainRun {
+    replacement: Option<Box<RawValue>>,
+    outcome: Outcome,
+    steps: Vec<ChainStep>,
+}
+
+/// The future of one interception. On the nil path it only holds the
+/// payload and is ready at once; otherwise it drives the boxed chain, which
+/// works on the encoded payload alone, so `T` need not be `Send` for the
+/// chain to run on any thread (the future is `Send` exactly when `T` is).
+pub struct Intercepting<'a, T> {
+    point: HookPoint,
+    payload: Option<T>,
+    chain: Option<BoxFuture<'a, Result<ChainRun, DispatchError>>>,
+}
+
+impl<'a, T> Intercepting<'a, T> {
+    fn ready(point: HookPoint, payload: T) -> Intercepting<'a, T> {
+        Intercepting {
+            point,
+            payload: Some(payload),
+            chain: None,
+        }
+    }
+}
+
+// The payload is moved out, never pinned.
+impl<T> Unpin for Intercepting<'_, T> {}
+
+impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
+    type Output = Result<Ruling<T>, DispatchError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        const AGAIN: &str = "`Intercepting` polled after completion";
+        let this = self.get_mut();
+        let run = match this.chain.as_mut() {
+            None => {
+                let payload = this.payload.take().expect(AGAIN);
+                return Poll::Ready(Ok(Ruling::untouched(payload)));
+            }
+            Some(chain) => match chain.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(run) => run,
+            },
+        };
+        this.chain = None;
+        let original = this.payload.take().expect(AGAIN);
+        Poll::Ready(run.and_then(|run| {
+            let replaced = run.replacement.is_some();
+            let payload = match run.replacement {
+                None => original,
+                Some(text) => match serde_json::from_str::<T>(text.get()) {
+                    Ok(payload) => payload,
+                    Err(error) => {
+                        // Validation passed but the host's own type refused
+                        // it: a violation of the last replacer.
+                        let plugin = run
+                            .steps
+                            .iter()
+                            .rev()
+                            .find(|s| s.result == StepResult::Replaced)
+                            .map(|s| s.plugin.clone())
+                            .unwrap_or_default();
+                        return Err(DispatchError::MemberFailed {
+                            class: "replacer",
+                            point: this.point.as_str(),
+                            why: clean_text(&format!(
+                                "replacement does not fit the host payload: {error}"
+                            )),
+                            plugin,
+                            steps: run.steps,
+                        });
+                    }
+                },
+            };
+            Ok(Ruling {
+                payload,
+                replaced,
+                outcome: run.outcome,
+                steps: run.steps,
+            })
+        }))
     }
 }
 

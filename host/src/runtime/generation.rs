@@ -3,6 +3,10 @@
 //!
 //! Starts run at most four at once inside one shared 30 s budget (spec §4.3),
 //! so a stalled runtime cannot multiply build time by the number of plugins.
+//! Every start begins at once and takes one of the four places for the part
+//! that waits on the runtime (a sidecar's handshake, a component's compile
+//! and handshake): sidecar processes are all spawned up front, so their
+//! start-ups overlap while the handshakes take turns.
 //! An optional runtime that fails or runs out of budget degrades with a
 //! warning; a required one fails the build. A failed build shuts down what it
 //! had started and leaves nothing running.
@@ -12,7 +16,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use serde::Serialize;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::diagnostics::Diagnostics;
@@ -29,17 +33,40 @@ pub const STARTUP_BUDGET: Duration = Duration::from_secs(30);
 pub const CONCURRENT_STARTS: usize = 4;
 
 /// What a runtime start needs to know about the session it joins.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct StartContext {
     pub session_id: String,
     pub workspace_root: String,
     pub generation: u64,
     /// The remaining share of the startup budget.
     pub deadline: Instant,
+    /// The generation's [`CONCURRENT_STARTS`] places.
+    pub gate: StartGate,
 }
 
-/// Starts one kind of runtime for one enabled plugin. The native sidecar
-/// adapter implements it today; the wasm adapter plugs in the same way.
+/// The four-at-once rule of one generation build: a starter holds a place
+/// while it waits on its runtime (handshake, compile).
+#[derive(Debug, Clone)]
+pub struct StartGate(Arc<Semaphore>);
+
+impl StartGate {
+    pub fn new(places: usize) -> StartGate {
+        StartGate(Arc::new(Semaphore::new(places)))
+    }
+
+    /// Wait for a place; it is given back when the permit is dropped.
+    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, String> {
+        Arc::clone(&self.0)
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Starts one kind of runtime for one enabled plugin (native sidecars and
+/// wasm components). A start takes a place of `context.gate` for the part
+/// that waits on the runtime and may do cheap, non-waiting work (spawning a
+/// process) before it.
 pub trait RuntimeStarter: Send + Sync {
     fn start(
         &self,
@@ -167,22 +194,18 @@ impl Generation {
     ) -> Result<Generation, BuildError> {
         let diagnostics = Arc::new(Diagnostics::new());
         let deadline = Instant::now() + budget;
-        let gate = Arc::new(Semaphore::new(CONCURRENT_STARTS));
         let context = StartContext {
             session_id: session_id.to_string(),
             workspace_root: workspace_root.to_string(),
             generation: number,
             deadline,
+            gate: StartGate::new(CONCURRENT_STARTS),
         };
         let starts = candidates.iter().map(|candidate| {
-            let gate = Arc::clone(&gate);
             let context = context.clone();
             async move {
-                let started = tokio::time::timeout_at(deadline, async {
-                    let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-                    candidate.starter.start(context).await
-                })
-                .await;
+                let started =
+                    tokio::time::timeout_at(deadline, candidate.starter.start(context)).await;
                 match started {
                     Ok(result) => result,
                     Err(_) => Err(format!(

@@ -267,4 +267,18 @@ pub trait ExtensionRuntime: Send + Sync {
 
     /// Orderly shutdown; idempotent.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+
+    /// Memory the runtime holds now, in bytes (a sidecar's process group's
+    /// resident set, a component's linear memories); `None` when unknown.
+    fn resident_bytes(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async { None })
+    }
+
+    /// One round trip into the runtime that runs none of the extension's
+    /// own logic: the floor an intercept is read against (`dev bench`).
+    /// `None` where that floor lies outside the runtime (a sidecar's is a
+    /// bare echo over the same kind of pipes).
+    fn floor_call(&self) -> Option<BoxFuture<'_, Result<(), RuntimeError>>> {
+        None
+    }
 }

@@ -323,6 +323,52 @@ impl ExtensionRuntime for NativeRuntime {
             self.sidecar.shutdown().await;
         })
     }
+
+    fn resident_bytes(&self) -> BoxFuture<'_, Option<u64>> {
+        let group = self.sidecar.process_group();
+        Box::pin(async move { group_resident_bytes(group) })
+    }
+}
+
+/// The resident set of every process in the process group `group` (the
+/// sidecar, its guard and whatever it started), from Linux's `/proc`.
+fn group_resident_bytes(group: i32) -> Option<u64> {
+    let mut total = None;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parens.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if rest
+            .split_whitespace()
+            .nth(2)
+            .and_then(|g| g.parse::<i32>().ok())
+            != Some(group)
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+        if let Some(kib) = kib {
+            *total.get_or_insert(0) += kib * 1024;
+        }
+    }
+    total
 }
 
 /// Serves `host/ui/publish` and `host/ui/request` from the UI hub.
@@ -447,17 +493,23 @@ impl RuntimeStarter for NativeStarter {
             });
             options.ui_host = UiHost::Headless;
             options.guard = self.guard.clone();
-            options.handshake_timeout = context
-                .deadline
-                .saturating_duration_since(Instant::now())
-                .min(reasonix_sidecar::sidecar::HANDSHAKE_TIMEOUT);
             options.host_services = Arc::new(UiServices {
                 hub: Arc::clone(&self.hub),
             });
             let hub = Arc::clone(&self.hub);
             let plugin = self.spec.name.clone();
             options.on_crash = Some(Arc::new(move |_failure| hub.mark_crashed(&plugin)));
-            let sidecar = Sidecar::start(self.spec.clone(), self.ceiling.clone(), options)
+            // Spawned at once; the handshake waits for one of the four places.
+            let launched = Sidecar::launch(self.spec.clone(), &options)
+                .await
+                .map_err(|error| clean_text(&error.to_string()))?;
+            let _place = context.gate.enter().await?;
+            options.handshake_timeout = context
+                .deadline
+                .saturating_duration_since(Instant::now())
+                .min(reasonix_sidecar::sidecar::HANDSHAKE_TIMEOUT);
+            let sidecar = launched
+                .handshake(&self.ceiling, &options)
                 .await
                 .map_err(|error| clean_text(&error.to_string()))?;
             Ok(Arc::new(NativeRuntime::new(sidecar)) as Arc<dyn ExtensionRuntime>)

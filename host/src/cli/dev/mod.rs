@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+pub mod bench;
 pub mod hook;
 pub mod reload;
 pub mod render;
@@ -19,6 +20,13 @@ pub enum DevCommand {
     /// Rebuild the extension runtime from the enabled plugins and say what
     /// changed (fail-atomic: a failed build keeps the previous runtime).
     Reload(reload::ReloadArgs),
+    /// Measure each enabled extension: intercept latency (p50/p99) at every
+    /// point it intercepts, through the real dispatcher, beside the host's
+    /// floor for its transport; start-up time and resident memory.
+    Bench(bench::BenchArgs),
+    /// Echo stdin lines to stdout (the transport floor of `dev bench`).
+    #[command(hide = true)]
+    Echo,
 }
 
 pub fn run(cmd: DevCommand) -> ExitCode {
@@ -26,5 +34,7 @@ pub fn run(cmd: DevCommand) -> ExitCode {
         DevCommand::Hook(args) => hook::run(args),
         DevCommand::Turn(args) => turn::run(args),
         DevCommand::Reload(args) => reload::run(args),
+        DevCommand::Bench(args) => bench::run(args),
+        DevCommand::Echo => bench::echo(),
     }
 }

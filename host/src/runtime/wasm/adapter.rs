@@ -1,14 +1,15 @@
 //! The wasm runtime behind the dispatcher's seam: [`ExtensionRuntime`] over
 //! [`WasmRuntime`], labelled [`TrustLabel::Sandboxed`].
 //!
-//! Component calls are synchronous and may run for their whole budget, so
-//! each runs on a blocking thread; observations go through one bounded
-//! queue served by a worker thread, in order, and never block the caller.
+//! Component calls run on the caller's task (`call_async` on a fiber, as
+//! Spin runs a request's component; the guest yields at every epoch tick,
+//! as in Zed's extension host), so a call costs no thread wake-up.
+//! Observations go through one bounded queue served in order by a task of
+//! the extension and never block the caller.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::Duration;
 
 use reasonix_protocol::ErrorReason;
@@ -19,6 +20,7 @@ use reasonix_protocol::types::{
 };
 use reasonix_sidecar::ManifestCeiling;
 use serde_json::value::RawValue;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::time::Instant;
 
 use super::super::generation::{RuntimeStarter, StartContext};
@@ -61,27 +63,16 @@ fn runtime_error(error: WasmError) -> RuntimeError {
     RuntimeError::new(kind, Some(error.reason.as_str()), error.message)
 }
 
-fn joined<T>(
-    result: Result<Result<T, WasmError>, tokio::task::JoinError>,
-) -> Result<T, RuntimeError> {
-    match result {
-        Ok(outcome) => outcome.map_err(runtime_error),
-        Err(e) => Err(RuntimeError::new(
-            RuntimeErrorKind::Crashed,
-            Some(ErrorReason::Internal.as_str()),
-            format!("the component call did not complete: {e}"),
-        )),
-    }
-}
-
 /// A started component, as the dispatcher sees it.
 pub struct WasmExtension {
     runtime: Arc<WasmRuntime>,
     declaration: RuntimeDeclaration,
-    events: SyncSender<(HookPoint, Box<RawValue>)>,
+    events: tokio::sync::mpsc::Sender<(HookPoint, Box<RawValue>)>,
 }
 
 impl WasmExtension {
+    /// Wraps a started runtime. Must be called inside a tokio runtime: the
+    /// observation queue is served by a task of it.
     pub fn new(runtime: WasmRuntime) -> WasmExtension {
         let accepted = runtime.declaration();
         let declaration = RuntimeDeclaration {
@@ -111,19 +102,17 @@ impl WasmExtension {
             tools: accepted.tools.clone(),
         };
         let runtime = Arc::new(runtime);
-        let (events, queue) =
-            std::sync::mpsc::sync_channel::<(HookPoint, Box<RawValue>)>(EVENT_QUEUE);
+        let (events, mut queue) =
+            tokio::sync::mpsc::channel::<(HookPoint, Box<RawValue>)>(EVENT_QUEUE);
         let worker = Arc::clone(&runtime);
         // Ends when the extension (the only sender) is dropped.
-        let _ = std::thread::Builder::new()
-            .name(format!("wasm-events-{}", worker.plugin_id()))
-            .spawn(move || {
-                for (point, payload) in queue {
-                    if let Err(e) = worker.observe(point, &payload) {
-                        tracing::warn!(target: "reasonix::wasm", plugin = %worker.plugin_id(), "event {} failed: {e}", point.as_str());
-                    }
+        tokio::spawn(async move {
+            while let Some((point, payload)) = queue.recv().await {
+                if let Err(e) = worker.observe_async(point, &payload).await {
+                    tracing::warn!(target: "reasonix::wasm", plugin = %worker.plugin_id(), "event {} failed: {e}", point.as_str());
                 }
-            });
+            }
+        });
         WasmExtension {
             runtime,
             declaration,
@@ -134,14 +123,6 @@ impl WasmExtension {
     /// The underlying runtime (log tail, facts).
     pub fn runtime(&self) -> &WasmRuntime {
         &self.runtime
-    }
-
-    async fn blocking<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&WasmRuntime) -> Result<T, WasmError> + Send + 'static,
-    ) -> Result<T, RuntimeError> {
-        let runtime = Arc::clone(&self.runtime);
-        joined(tokio::task::spawn_blocking(move || call(&runtime)).await)
     }
 }
 
@@ -172,11 +153,12 @@ impl ExtensionRuntime for WasmExtension {
         payload: &'a RawValue,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<InterceptReply, RuntimeError>> {
-        let payload = payload.to_owned();
         Box::pin(async move {
             let result = self
-                .blocking(move |r| r.intercept(point, &payload, timeout))
-                .await?;
+                .runtime
+                .intercept_async(point, payload, timeout)
+                .await
+                .map_err(runtime_error)?;
             let decision = match result.decision {
                 WireDecision::Continue => Decision::Continue,
                 WireDecision::Block => Decision::Block,
@@ -200,7 +182,7 @@ impl ExtensionRuntime for WasmExtension {
                 None,
                 "the event queue is full",
             )),
-            Err(TrySendError::Disconnected(_)) => Err(RuntimeError::new(
+            Err(TrySendError::Closed(_)) => Err(RuntimeError::new(
                 RuntimeErrorKind::Crashed,
                 Some(ErrorReason::ProviderInterrupted.as_str()),
                 "the event worker is gone",
@@ -214,12 +196,12 @@ impl ExtensionRuntime for WasmExtension {
         arguments: &'a RawValue,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<ToolReply, RuntimeError>> {
-        let name = name.to_owned();
-        let arguments = arguments.to_owned();
         Box::pin(async move {
             let result = self
-                .blocking(move |r| r.tool_call(&name, &arguments, timeout))
-                .await?;
+                .runtime
+                .tool_call_async(name, arguments, timeout)
+                .await
+                .map_err(runtime_error)?;
             Ok(ToolReply {
                 content: result.content,
                 is_error: result.is_error.unwrap_or(false),
@@ -228,7 +210,12 @@ impl ExtensionRuntime for WasmExtension {
     }
 
     fn provider_catalog(&self) -> BoxFuture<'_, Result<Vec<ProviderDescriptor>, RuntimeError>> {
-        Box::pin(async move { self.blocking(|r| r.provider_catalog()).await })
+        Box::pin(async move {
+            self.runtime
+                .provider_catalog_async()
+                .await
+                .map_err(runtime_error)
+        })
     }
 
     fn provider_stream(
@@ -255,8 +242,10 @@ impl ExtensionRuntime for WasmExtension {
             };
             let (sender, receiver) = tokio::sync::mpsc::channel(STREAM_QUEUE);
             let sink = Box::new(ChannelSink { sender });
-            self.blocking(move |r| r.provider_stream(&params, sink))
-                .await?;
+            self.runtime
+                .provider_stream_async(&params, sink)
+                .await
+                .map_err(runtime_error)?;
             Ok(receiver)
         })
     }
@@ -266,10 +255,11 @@ impl ExtensionRuntime for WasmExtension {
         stream_id: &'a str,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<bool, RuntimeError>> {
-        let stream_id = stream_id.to_owned();
         Box::pin(async move {
-            self.blocking(move |r| r.provider_cancel(&stream_id, timeout))
+            self.runtime
+                .provider_cancel_async(stream_id, timeout)
                 .await
+                .map_err(runtime_error)
         })
     }
 
@@ -280,12 +270,12 @@ impl ExtensionRuntime for WasmExtension {
         generation: u64,
         args: &'a BTreeMap<String, String>,
     ) -> BoxFuture<'a, Result<(bool, Option<String>), RuntimeError>> {
-        let (action_id, session_id, args) =
-            (action_id.to_owned(), session_id.to_owned(), args.clone());
         Box::pin(async move {
             let (accepted, message) = self
-                .blocking(move |r| r.ui_action(&action_id, &session_id, generation, &args))
-                .await?;
+                .runtime
+                .ui_action_async(action_id, session_id, generation, args)
+                .await
+                .map_err(runtime_error)?;
             Ok((accepted, message.map(|m| clean_text(&m))))
         })
     }
@@ -297,19 +287,28 @@ impl ExtensionRuntime for WasmExtension {
         generation: u64,
         values: &'a BTreeMap<String, serde_json::Value>,
     ) -> BoxFuture<'a, Result<bool, RuntimeError>> {
-        let (surface_id, session_id, values) =
-            (surface_id.to_owned(), session_id.to_owned(), values.clone());
         Box::pin(async move {
-            self.blocking(move |r| r.ui_submit(&surface_id, &session_id, generation, &values))
+            self.runtime
+                .ui_submit_async(surface_id, session_id, generation, values)
                 .await
+                .map_err(runtime_error)
         })
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let runtime = Arc::clone(&self.runtime);
-            let _ = tokio::task::spawn_blocking(move || runtime.shutdown(SHUTDOWN_BUDGET)).await;
+            let _ = self.runtime.shutdown_async(SHUTDOWN_BUDGET).await;
         })
+    }
+
+    fn resident_bytes(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async move { self.runtime.memory_bytes().await })
+    }
+
+    fn floor_call(&self) -> Option<BoxFuture<'_, Result<(), RuntimeError>>> {
+        Some(Box::pin(async move {
+            self.runtime.empty_call().await.map_err(runtime_error)
+        }))
     }
 }
 
@@ -465,6 +464,7 @@ impl RuntimeStarter for WasmStarter {
         context: StartContext,
     ) -> BoxFuture<'_, Result<Arc<dyn ExtensionRuntime>, String>> {
         Box::pin(async move {
+            let _place = context.gate.enter().await?;
             let mut start = WasmStart::new(
                 self.component_path.clone(),
                 self.ceiling.clone(),
@@ -486,9 +486,8 @@ impl RuntimeStarter for WasmStarter {
                 .deadline
                 .saturating_duration_since(Instant::now())
                 .min(super::runtime::HANDSHAKE_TIMEOUT);
-            let runtime = tokio::task::spawn_blocking(move || WasmRuntime::start(start))
+            let runtime = WasmRuntime::start_async(start)
                 .await
-                .map_err(|e| format!("the component start did not complete: {e}"))?
                 .map_err(|e| clean_text(&format!("{} ({})", e.message, e.reason.as_str())))?;
             Ok(Arc::new(WasmExtension::new(runtime)) as Arc<dyn ExtensionRuntime>)
         })

@@ -81,6 +81,21 @@ pub fn compatibility_digest(engine: &WasmEngine) -> [u8; 32] {
     hasher.0.finalize().into()
 }
 
+/// Compile the component at `component_path` into the cache of the home
+/// at `reasonix_home`, so that no session start compiles it (run at install
+/// and by `dev reload`'s starts). A present entry is verified and kept.
+pub fn precompile(reasonix_home: &Path, component_path: &Path) -> Result<CacheOutcome, WasmError> {
+    let engine = WasmEngine::shared()?;
+    let bytes = std::fs::read(component_path).map_err(|e| {
+        WasmError::load(format!(
+            "cannot read the component {}: {e}",
+            component_path.display()
+        ))
+    })?;
+    let cache = ComponentCache::in_home(reasonix_home);
+    load_component(engine, &bytes, Some(&cache)).map(|(_, outcome)| outcome)
+}
+
 /// Compile `bytes` (a component binary), through the cache when given.
 pub fn load_component(
     engine: &WasmEngine,

@@ -2,8 +2,11 @@
 //!
 //! Every component shares one engine (compiled code, the pooling allocator
 //! and the epoch counter are per engine). The ticker thread advances the
-//! epoch every [`EPOCH_TICK`]; a store's deadline is a number of ticks, so a
-//! guest that spins past its budget traps within one tick of it.
+//! epoch every [`EPOCH_TICK`]. Calls run as `call_async` on the caller's
+//! task (a fiber, no thread hop): at every tick a running guest yields to
+//! the executor, and once its budget is spent it traps, so a spinning guest
+//! neither blocks the caller's thread nor outlives its budget by more than a
+//! tick.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -70,7 +73,7 @@ impl WasmEngine {
             .map_err(|e| WasmError::engine(format!("cannot configure wasmtime: {e}")))?;
         start_ticker(&engine)?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| WasmError::engine(format!("cannot link WASI: {e}")))?;
         v2_0::Extension::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| WasmError::engine(format!("cannot link the host imports: {e}")))?;
@@ -96,8 +99,8 @@ impl WasmEngine {
 
 fn config(allocation: Allocation) -> Config {
     let mut config = Config::new();
-    // Sync calls on a blocking thread: the concurrent machinery doubles the
-    // cost of every component call and nothing here needs it.
+    // `call_async` on a fiber, not the component-model-async machinery:
+    // that doubles the cost of every call and no guest here needs it.
     config.concurrency_support(false);
     config.epoch_interruption(true);
     config.max_wasm_stack(MAX_WASM_STACK_BYTES);
@@ -133,27 +136,4 @@ fn start_ticker(engine: &Engine) -> Result<(), WasmError> {
         })
         .map(drop)
         .map_err(|e| WasmError::engine(format!("cannot start the epoch ticker: {e}")))
-}
-
-/// Ticks to allow for `budget`: rounded up, plus one because the current
-/// tick may be nearly over when the deadline is set.
-pub(crate) fn deadline_ticks(budget: Duration) -> u64 {
-    let tick = EPOCH_TICK.as_nanos();
-    let ticks = budget.as_nanos().div_ceil(tick);
-    u64::try_from(ticks).unwrap_or(u64::MAX).saturating_add(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deadline_rounds_up_and_adds_a_tick() {
-        assert_eq!(deadline_ticks(Duration::ZERO), 1);
-        assert_eq!(deadline_ticks(Duration::from_millis(1)), 2);
-        assert_eq!(deadline_ticks(Duration::from_millis(5)), 2);
-        assert_eq!(deadline_ticks(Duration::from_millis(6)), 3);
-        assert_eq!(deadline_ticks(Duration::from_secs(5)), 1001);
-        assert_eq!(deadline_ticks(Duration::MAX), u64::MAX);
-    }
 }

@@ -1,21 +1,28 @@
 //! One live component instance: its `Store`, its sandbox state and the
 //! discipline of a call (deadline, limiter reset, trap classification).
 //!
+//! Calls are `call_async` on the caller's task. The store's epoch callback
+//! runs at every engine tick while the guest runs: before the call's
+//! deadline it yields to the executor (so a long call never holds a worker
+//! thread for more than a tick), after it the guest traps with an
+//! interrupt, which [`classify_trap`] reports as the call's timeout.
+//!
 //! After a trap wasmtime refuses to enter the instance again, so the owner
-//! drops an [`Instance`] whose call failed with a poisoning error and builds
-//! a fresh one before the next call.
+//! drops an [`Instance`] whose call failed with a poisoning error (or whose
+//! call future was dropped half-way) and builds a fresh one before the next
+//! call.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reasonix_protocol::ErrorReason;
 use reasonix_protocol::types as wire;
-use wasmtime::Store;
 use wasmtime::component::ResourceTable;
+use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::ComponentPre;
-use super::engine::{WasmEngine, deadline_ticks};
+use super::engine::WasmEngine;
 use super::error::WasmError;
 use super::limits::{CallKind, InstanceLimits, Limiter, classify_trap};
 use super::sandbox::{GuestLog, SandboxPolicy};
@@ -68,6 +75,8 @@ pub(crate) struct HostState {
     /// Stream notifications of the current call, delivered after it returns.
     pub(crate) emitted: Vec<Emission>,
     pub(crate) ui: Option<Arc<dyn UiBridge>>,
+    /// When the running call's budget is spent.
+    deadline: Instant,
 }
 
 impl WasiView for HostState {
@@ -122,7 +131,7 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    pub(crate) fn new(recipe: &InstanceRecipe) -> Result<Instance, WasmError> {
+    pub(crate) async fn new(recipe: &InstanceRecipe) -> Result<Instance, WasmError> {
         let state = HostState {
             wasi: recipe.policy.wasi_context(&recipe.log)?,
             table: ResourceTable::new(),
@@ -133,30 +142,47 @@ impl Instance {
             barrier_violation: None,
             emitted: Vec::new(),
             ui: recipe.ui.clone(),
+            deadline: Instant::now() + INSTANTIATE_BUDGET,
         };
         let mut store = Store::new(recipe.engine.engine(), state);
         store.limiter(|state| &mut state.limiter);
-        store.set_epoch_deadline(deadline_ticks(INSTANTIATE_BUDGET));
-        store.epoch_deadline_trap();
+        store.epoch_deadline_callback(|store| {
+            Ok(if Instant::now() >= store.data().deadline {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Yield(1)
+            })
+        });
+        store.set_epoch_deadline(1);
         let bindings = match &recipe.pre {
             ComponentPre::V2_0(pre) => v2_0::Bindings::instantiate(pre, &mut store)
+                .await
                 .map(Bindings::V2_0)
                 .map_err(|e| instantiate_error(e, &store))?,
         };
         Ok(Instance { store, bindings })
     }
 
-    /// Run one export call under `budget`. A poisoning error means the
-    /// instance must be dropped.
-    pub(crate) fn call<T>(
-        &mut self,
+    /// Arm the deadline and reset the limiter for one export call; the
+    /// caller awaits the call on the returned parts and hands the outcome
+    /// to [`Instance::finish`] (see [`guest_call!`]).
+    pub(crate) fn begin(&mut self, budget: Duration) -> (&v2_0::Bindings, &mut Store<HostState>) {
+        let state = self.store.data_mut();
+        state.limiter.refused = None;
+        state.deadline = Instant::now() + budget;
+        // The callback decides at each tick: yield, or trap past the deadline.
+        self.store.set_epoch_deadline(1);
+        (self.bindings.v2(), &mut self.store)
+    }
+
+    /// Classify how a call ended. A poisoning error means the instance must
+    /// be dropped.
+    pub(crate) fn finish<T>(
+        &self,
         kind: CallKind,
         budget: Duration,
-        f: impl FnOnce(&v2_0::Bindings, &mut Store<HostState>) -> Result<T, CallError>,
+        outcome: Result<T, CallError>,
     ) -> Result<T, WasmError> {
-        self.store.data_mut().limiter.refused = None;
-        self.store.set_epoch_deadline(deadline_ticks(budget));
-        let outcome = f(self.bindings.v2(), &mut self.store);
         outcome.map_err(|error| match error {
             CallError::Trap(error) => classify_trap(
                 &error,
@@ -175,6 +201,20 @@ impl Instance {
         self.store.data_mut()
     }
 }
+
+/// One export call under a budget: `guest_call!(instance, kind, budget,
+/// |bindings, store| bindings.method(store, …))` awaits the method with
+/// the deadline armed and classifies its outcome.
+macro_rules! guest_call {
+    ($instance:expr, $kind:expr, $budget:expr, |$bindings:ident, $store:ident| $call:expr) => {{
+        let (budget, kind) = ($budget, $kind);
+        let instance: &mut $crate::runtime::wasm::instance::Instance = $instance;
+        let ($bindings, $store) = instance.begin(budget);
+        let outcome = $call.await;
+        instance.finish(kind, budget, outcome)
+    }};
+}
+pub(crate) use guest_call;
 
 fn instantiate_error(error: CallError, store: &Store<HostState>) -> WasmError {
     let message = match error {

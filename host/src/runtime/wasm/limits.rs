@@ -69,6 +69,11 @@ pub(crate) struct Limiter {
 }
 
 impl Limiter {
+    /// Bytes of linear memory the instance holds.
+    pub(crate) fn memory_used(&self) -> usize {
+        self.memory_used
+    }
+
     pub(crate) fn new(limits: InstanceLimits) -> Limiter {
         Limiter {
             inner: StoreLimitsBuilder::new()

@@ -1,14 +1,21 @@
 //! [`WasmRuntime`]: one plugin's component, handshaken and serving the
-//! extension contract through synchronous calls.
+//! extension contract.
 //!
-//! Calls are serialised (a component instance is single-threaded) and
-//! blocking; the async adapter runs them on blocking threads. Each call has
-//! a budget enforced by the epoch deadline. A call that traps (timeout,
-//! memory limit, stack overflow, any other trap) fails on its own and drops
-//! the instance; the next call builds a fresh one and repeats the handshake,
-//! whose declaration must equal the accepted one.
+//! Calls are serialised (a component instance is single-threaded) and run
+//! as `call_async` on the caller's task: no thread hop, and a long call
+//! yields to the executor at every epoch tick. Each call has a budget
+//! enforced by the instance's deadline. A call that traps (timeout, memory
+//! limit, stack overflow, any other trap) or whose future is dropped
+//! half-way fails on its own and drops the instance; the next call builds a
+//! fresh one and repeats the handshake, whose declaration must equal the
+//! accepted one.
+//!
+//! Every call also has a blocking twin (`intercept` for `intercept_async`,
+//! …) for tools and tests outside an async context; it must not be called
+//! from inside an async task.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -26,7 +33,7 @@ use super::bindings::{Adapter, ComponentPre, PackageVersion, detect_version};
 use super::cache::{CacheOutcome, ComponentCache, load_component};
 use super::engine::WasmEngine;
 use super::error::{WasmError, WasmErrorKind};
-use super::instance::{Emission, Instance, InstanceRecipe, UiBridge};
+use super::instance::{Emission, Instance, InstanceRecipe, UiBridge, guest_call};
 use super::limits::{CallKind, InstanceLimits};
 use super::sandbox::{GuestLog, SandboxPolicy};
 
@@ -127,7 +134,10 @@ pub struct WasmRuntime {
     initialize: InitializeParams,
     declaration: InitializeResult,
     facts: WasmFacts,
-    state: Mutex<State>,
+    /// The instance and what lives with it, held for the whole of a call.
+    state: tokio::sync::Mutex<State>,
+    /// Lifecycle facts readable while a call holds `state`.
+    status: Mutex<Status>,
 }
 
 struct State {
@@ -135,6 +145,10 @@ struct State {
     /// Per-runtime intercept counter (spec §5: starts at 1).
     seq: u64,
     streams: HashMap<String, Box<dyn StreamSink>>,
+}
+
+#[derive(Default)]
+struct Status {
     shut_down: bool,
     /// Why the last rebuild failed; later calls fail fast with it.
     broken: Option<WasmError>,
@@ -150,29 +164,59 @@ impl std::fmt::Debug for WasmRuntime {
     }
 }
 
+/// Run `future` to completion from synchronous code (tools, tests), on the
+/// current tokio runtime's handle or a private one. Never from a task.
+fn block_on<F: Future>(future: F) -> F::Output {
+    wasmtime_wasi::runtime::in_tokio(future)
+}
+
+/// The component read, compiled (or loaded from the cache) and linked:
+/// the blocking part of a start.
+struct Loaded {
+    pre: ComponentPre,
+    package_version: PackageVersion,
+    cache: CacheOutcome,
+}
+
+fn load(start: &WasmStart, engine: &'static WasmEngine) -> Result<Loaded, WasmError> {
+    let bytes = std::fs::read(&start.component_path).map_err(|e| {
+        WasmError::load(format!(
+            "cannot read the component {}: {e}",
+            start.component_path.display()
+        ))
+    })?;
+    let (component, cache) = load_component(engine, &bytes, start.cache.as_ref())?;
+    let package_version = detect_version(engine.engine(), &component)?;
+    let adapter = Adapter::for_version(package_version)?;
+    let pre = ComponentPre::new(adapter, engine.linker(), &component)?;
+    Ok(Loaded {
+        pre,
+        package_version,
+        cache,
+    })
+}
+
 impl WasmRuntime {
     /// Load, compile (or load from the cache), check the version,
-    /// instantiate in the sandbox and handshake.
-    pub fn start(start: WasmStart) -> Result<WasmRuntime, WasmError> {
+    /// instantiate in the sandbox and handshake. Compiling runs on a
+    /// blocking thread; the handshake on the caller's task.
+    pub async fn start_async(start: WasmStart) -> Result<WasmRuntime, WasmError> {
         let began = Instant::now();
         let engine = match start.engine {
             Some(engine) => engine,
             None => WasmEngine::shared()?,
         };
+        let (loaded, start) = tokio::task::spawn_blocking(move || {
+            let loaded = load(&start, engine);
+            (loaded, start)
+        })
+        .await
+        .map_err(|e| WasmError::load(format!("the component load did not complete: {e}")))?;
+        let loaded = loaded?;
         let plugin_id = start.ceiling.plugin_id.clone();
-        let bytes = std::fs::read(&start.component_path).map_err(|e| {
-            WasmError::load(format!(
-                "cannot read the component {}: {e}",
-                start.component_path.display()
-            ))
-        })?;
-        let (component, cache) = load_component(engine, &bytes, start.cache.as_ref())?;
-        let package_version = detect_version(engine.engine(), &component)?;
-        let adapter = Adapter::for_version(package_version)?;
-        let pre = ComponentPre::new(adapter, engine.linker(), &component)?;
         let recipe = InstanceRecipe {
             engine,
-            pre,
+            pre: loaded.pre,
             policy: start.sandbox,
             limits: start.limits,
             log: GuestLog::new(&plugin_id),
@@ -180,35 +224,39 @@ impl WasmRuntime {
             ui: start.ui,
         };
         let initialize = initialize_params(&start.ceiling, &start.session, start.ui_host);
-        let mut instance = Instance::new(&recipe)?;
+        let mut instance = Instance::new(&recipe).await?;
         let budget = start.handshake_timeout.saturating_sub(began.elapsed());
         let (reported_version, declaration) = handshake(
             &mut instance,
             &initialize,
             &start.ceiling,
-            package_version,
+            loaded.package_version,
             budget,
-        )?;
+        )
+        .await?;
         Ok(WasmRuntime {
             plugin_id,
             facts: WasmFacts {
-                package_version,
+                package_version: loaded.package_version,
                 reported_version,
-                cache,
+                cache: loaded.cache,
                 memory_mib: start.limits.memory_mib,
             },
             recipe,
             initialize,
             declaration,
-            state: Mutex::new(State {
+            state: tokio::sync::Mutex::new(State {
                 instance: Some(instance),
                 seq: 0,
                 streams: HashMap::new(),
-                shut_down: false,
-                broken: None,
-                rebuilds: 0,
             }),
+            status: Mutex::new(Status::default()),
         })
+    }
+
+    /// [`WasmRuntime::start_async`], blocking.
+    pub fn start(start: WasmStart) -> Result<WasmRuntime, WasmError> {
+        block_on(Self::start_async(start))
     }
 
     pub fn plugin_id(&self) -> &str {
@@ -233,66 +281,120 @@ impl WasmRuntime {
     /// same sandbox: what replacing a trapped instance costs before its
     /// handshake.
     pub fn instantiate_spare(&self) -> Result<(), WasmError> {
-        Instance::new(&self.recipe).map(drop)
+        block_on(Instance::new(&self.recipe)).map(drop)
     }
 
     /// How many times a trapped instance was replaced.
     pub fn rebuilds(&self) -> u64 {
-        self.lock().rebuilds
+        self.status().rebuilds
     }
 
     /// Whether `shutdown` ran.
     pub fn is_shut_down(&self) -> bool {
-        self.lock().shut_down
+        self.status().shut_down
     }
 
     /// `None` while serving; the reason once shut down or unrecoverable.
     pub fn unavailable(&self) -> Option<WasmError> {
-        let state = self.lock();
-        if state.shut_down {
+        let status = self.status();
+        if status.shut_down {
             return Some(shut_down_error());
         }
-        state.broken.clone()
+        status.broken.clone()
+    }
+
+    /// `lifecycle.protocol-version` on the live instance: entering the
+    /// component and back with no extension logic, the floor of a call.
+    pub async fn empty_call(&self) -> Result<(), WasmError> {
+        let mut call = self.enter(EVENT_TIMEOUT).await?;
+        let outcome = guest_call!(
+            call.instance(),
+            CallKind::Observe,
+            call.budget,
+            |b, store| b.protocol_version(store)
+        );
+        call.finish(CallKind::Observe, outcome).map(drop)
+    }
+
+    /// The linear memory the live instance holds, in bytes (`None` while no
+    /// instance is live).
+    pub async fn memory_bytes(&self) -> Option<u64> {
+        let mut state = self.state.lock().await;
+        let instance = state.instance.as_mut()?;
+        Some(instance.state().limiter.memory_used() as u64)
     }
 
     /// `extension/intercept`.
+    pub async fn intercept_async(
+        &self,
+        point: HookPoint,
+        payload: &RawValue,
+        budget: Duration,
+    ) -> Result<wire::InterceptResult, WasmError> {
+        let mut call = self.enter(budget).await?;
+        call.state.seq += 1;
+        let seq = call.state.seq;
+        let millis = millis(call.budget);
+        let outcome = guest_call!(
+            call.instance(),
+            CallKind::Intercept,
+            call.budget,
+            |b, store| b.intercept(store, point, seq, payload, millis)
+        );
+        call.finish(CallKind::Intercept, outcome)
+    }
+
+    /// [`WasmRuntime::intercept_async`], blocking.
     pub fn intercept(
         &self,
         point: HookPoint,
         payload: &RawValue,
         budget: Duration,
     ) -> Result<wire::InterceptResult, WasmError> {
-        self.with_instance(CallKind::Intercept, budget, |state, instance, budget| {
-            state.seq += 1;
-            let seq = state.seq;
-            let millis = millis(budget);
-            instance.call(CallKind::Intercept, budget, |b, store| {
-                b.intercept(store, point, seq, payload, millis)
-            })
-        })
+        block_on(self.intercept_async(point, payload, budget))
     }
 
     /// `extension/event` (the caller decides whether to wait).
+    pub async fn observe_async(
+        &self,
+        point: HookPoint,
+        payload: &RawValue,
+    ) -> Result<(), WasmError> {
+        let mut call = self.enter(EVENT_TIMEOUT).await?;
+        let outcome = guest_call!(
+            call.instance(),
+            CallKind::Observe,
+            call.budget,
+            |b, store| b.event(store, point, payload)
+        );
+        call.finish(CallKind::Observe, outcome)
+    }
+
+    /// [`WasmRuntime::observe_async`], blocking.
     pub fn observe(&self, point: HookPoint, payload: &RawValue) -> Result<(), WasmError> {
-        self.with_instance(CallKind::Observe, EVENT_TIMEOUT, |_, instance, budget| {
-            instance.call(CallKind::Observe, budget, |b, store| {
-                b.event(store, point, payload)
-            })
-        })
+        block_on(self.observe_async(point, payload))
     }
 
     /// `extension/resources/changed`.
+    pub async fn resources_changed_async(&self, paths: &[String]) -> Result<(), WasmError> {
+        let mut call = self.enter(EVENT_TIMEOUT).await?;
+        let outcome = guest_call!(
+            call.instance(),
+            CallKind::Observe,
+            call.budget,
+            |b, store| b.resources_changed(store, paths)
+        );
+        call.finish(CallKind::Observe, outcome)
+    }
+
+    /// [`WasmRuntime::resources_changed_async`], blocking.
     pub fn resources_changed(&self, paths: &[String]) -> Result<(), WasmError> {
-        self.with_instance(CallKind::Observe, EVENT_TIMEOUT, |_, instance, budget| {
-            instance.call(CallKind::Observe, budget, |b, store| {
-                b.resources_changed(store, paths)
-            })
-        })
+        block_on(self.resources_changed_async(paths))
     }
 
     /// `extension/tool/call` for a declared tool; any other name is
     /// `unknown_method` without entering the guest.
-    pub fn tool_call(
+    pub async fn tool_call_async(
         &self,
         name: &str,
         arguments: &RawValue,
@@ -304,62 +406,67 @@ impl WasmRuntime {
                 Some(format!("tool {name:?} is not served by this extension")),
             ));
         }
-        self.with_instance(CallKind::Tool, budget, |_, instance, budget| {
-            let millis = millis(budget);
-            instance.call(CallKind::Tool, budget, |b, store| {
-                b.tool_call(store, name, arguments, millis)
-            })
-        })
+        let mut call = self.enter(budget).await?;
+        let millis = millis(call.budget);
+        let outcome = guest_call!(call.instance(), CallKind::Tool, call.budget, |b, store| b
+            .tool_call(store, name, arguments, millis));
+        call.finish(CallKind::Tool, outcome)
+    }
+
+    /// [`WasmRuntime::tool_call_async`], blocking.
+    pub fn tool_call(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        budget: Duration,
+    ) -> Result<wire::ToolCallResult, WasmError> {
+        block_on(self.tool_call_async(name, arguments, budget))
     }
 
     /// `extension/provider/catalog`.
-    pub fn provider_catalog(&self) -> Result<Vec<wire::ProviderDescriptor>, WasmError> {
-        self.with_instance(
+    pub async fn provider_catalog_async(&self) -> Result<Vec<wire::ProviderDescriptor>, WasmError> {
+        let mut call = self.enter(PROVIDER_CALL_TIMEOUT).await?;
+        let outcome = guest_call!(
+            call.instance(),
             CallKind::Provider,
-            PROVIDER_CALL_TIMEOUT,
-            |_, instance, budget| {
-                instance.call(CallKind::Provider, budget, |b, store| {
-                    b.provider_catalog(store)
-                })
-            },
-        )
+            call.budget,
+            |b, store| b.provider_catalog(store)
+        );
+        call.finish(CallKind::Provider, outcome)
+    }
+
+    /// [`WasmRuntime::provider_catalog_async`], blocking.
+    pub fn provider_catalog(&self) -> Result<Vec<wire::ProviderDescriptor>, WasmError> {
+        block_on(self.provider_catalog_async())
     }
 
     /// `extension/provider/stream/open`: on acceptance the sink receives
     /// what the guest emitted during the call (after the ack, as on the
     /// wire) and whatever it emits later.
-    pub fn provider_stream(
+    pub async fn provider_stream_async(
         &self,
         open: &wire::StreamOpenParams,
         sink: Box<dyn StreamSink>,
     ) -> Result<(), WasmError> {
         let stream_id = open.stream_id.clone();
-        {
-            let mut state = self.lock();
-            if state.streams.contains_key(&stream_id) {
-                return Err(WasmError::protocol(format!(
-                    "stream {stream_id} is already open"
-                )));
-            }
-            state.streams.insert(stream_id.clone(), sink);
+        let mut call = self.enter(PROVIDER_CALL_TIMEOUT).await?;
+        if call.state.streams.contains_key(&stream_id) {
+            let refused = WasmError::protocol(format!("stream {stream_id} is already open"));
+            return call.finish(CallKind::Provider, Err(refused));
         }
-        let accepted = self.with_instance_held(
+        call.state.streams.insert(stream_id.clone(), sink);
+        let outcome = guest_call!(
+            call.instance(),
             CallKind::Provider,
-            PROVIDER_CALL_TIMEOUT,
-            |_, instance, budget| {
-                instance.call(CallKind::Provider, budget, |b, store| {
-                    b.stream_open(store, open)
-                })
-            },
-            |state, outcome| {
-                // The ack comes first: a refused or failed open drops what
-                // the guest emitted for the stream.
-                if !matches!(outcome, Ok(true)) {
-                    state.streams.remove(&stream_id);
-                }
-            },
+            call.budget,
+            |b, store| b.stream_open(store, open)
         );
-        match accepted {
+        // The ack comes first: a refused or failed open drops what the
+        // guest emitted for the stream.
+        if !matches!(outcome, Ok(true)) {
+            call.state.streams.remove(&stream_id);
+        }
+        match call.finish(CallKind::Provider, outcome) {
             Ok(true) => Ok(()),
             Ok(false) => Err(WasmError::rejected(
                 ErrorReason::ProviderFailed,
@@ -369,19 +476,60 @@ impl WasmRuntime {
         }
     }
 
+    /// [`WasmRuntime::provider_stream_async`], blocking.
+    pub fn provider_stream(
+        &self,
+        open: &wire::StreamOpenParams,
+        sink: Box<dyn StreamSink>,
+    ) -> Result<(), WasmError> {
+        block_on(self.provider_stream_async(open, sink))
+    }
+
     /// `extension/provider/stream/cancel`: `Ok(cancelled)`. Nothing is
     /// delivered for the stream afterwards.
-    pub fn provider_cancel(&self, stream_id: &str, budget: Duration) -> Result<bool, WasmError> {
-        let result = self.with_instance(CallKind::Provider, budget, |_, instance, budget| {
-            instance.call(CallKind::Provider, budget, |b, store| {
-                b.stream_cancel(store, stream_id)
-            })
-        });
-        self.lock().streams.remove(stream_id);
+    pub async fn provider_cancel_async(
+        &self,
+        stream_id: &str,
+        budget: Duration,
+    ) -> Result<bool, WasmError> {
+        let mut call = match self.enter(budget).await {
+            Ok(call) => call,
+            Err(e) => {
+                self.state.lock().await.streams.remove(stream_id);
+                return Err(e);
+            }
+        };
+        let outcome = guest_call!(
+            call.instance(),
+            CallKind::Provider,
+            call.budget,
+            |b, store| b.stream_cancel(store, stream_id)
+        );
+        let result = call.finish(CallKind::Provider, outcome);
+        self.state.lock().await.streams.remove(stream_id);
         result
     }
 
+    /// [`WasmRuntime::provider_cancel_async`], blocking.
+    pub fn provider_cancel(&self, stream_id: &str, budget: Duration) -> Result<bool, WasmError> {
+        block_on(self.provider_cancel_async(stream_id, budget))
+    }
+
     /// `extension/ui/action`: `(accepted, message)`.
+    pub async fn ui_action_async(
+        &self,
+        action_id: &str,
+        session_id: &str,
+        generation: u64,
+        args: &BTreeMap<String, String>,
+    ) -> Result<(bool, Option<String>), WasmError> {
+        let mut call = self.enter(UI_CALL_TIMEOUT).await?;
+        let outcome = guest_call!(call.instance(), CallKind::Ui, call.budget, |b, store| b
+            .ui_action(store, action_id, session_id, generation, args));
+        call.finish(CallKind::Ui, outcome)
+    }
+
+    /// [`WasmRuntime::ui_action_async`], blocking.
     pub fn ui_action(
         &self,
         action_id: &str,
@@ -389,14 +537,24 @@ impl WasmRuntime {
         generation: u64,
         args: &BTreeMap<String, String>,
     ) -> Result<(bool, Option<String>), WasmError> {
-        self.with_instance(CallKind::Ui, UI_CALL_TIMEOUT, |_, instance, budget| {
-            instance.call(CallKind::Ui, budget, |b, store| {
-                b.ui_action(store, action_id, session_id, generation, args)
-            })
-        })
+        block_on(self.ui_action_async(action_id, session_id, generation, args))
     }
 
     /// `extension/ui/submit`: accepted.
+    pub async fn ui_submit_async(
+        &self,
+        surface_id: &str,
+        session_id: &str,
+        generation: u64,
+        values: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<bool, WasmError> {
+        let mut call = self.enter(UI_CALL_TIMEOUT).await?;
+        let outcome = guest_call!(call.instance(), CallKind::Ui, call.budget, |b, store| b
+            .ui_submit(store, surface_id, session_id, generation, values));
+        call.finish(CallKind::Ui, outcome)
+    }
+
+    /// [`WasmRuntime::ui_submit_async`], blocking.
     pub fn ui_submit(
         &self,
         surface_id: &str,
@@ -404,68 +562,64 @@ impl WasmRuntime {
         generation: u64,
         values: &BTreeMap<String, serde_json::Value>,
     ) -> Result<bool, WasmError> {
-        self.with_instance(CallKind::Ui, UI_CALL_TIMEOUT, |_, instance, budget| {
-            instance.call(CallKind::Ui, budget, |b, store| {
-                b.ui_submit(store, surface_id, session_id, generation, values)
-            })
-        })
+        block_on(self.ui_submit_async(surface_id, session_id, generation, values))
     }
 
     /// `extension/shutdown`, then the instance is dropped. Idempotent:
-    /// `None` when there was no live instance to ask.
-    pub fn shutdown(&self, budget: Duration) -> Option<Result<bool, WasmError>> {
-        let mut state = self.lock();
-        if state.shut_down {
-            return None;
+    /// `None` when there was no live instance to ask. Later calls fail at
+    /// once; a call in progress finishes first.
+    pub async fn shutdown_async(&self, budget: Duration) -> Option<Result<bool, WasmError>> {
+        {
+            let mut status = self.status();
+            if status.shut_down {
+                return None;
+            }
+            status.shut_down = true;
         }
-        state.shut_down = true;
-        let answer = state.instance.take().map(|mut instance| {
-            instance.call(CallKind::Shutdown, budget, |b, store| {
-                b.shutdown(store, millis(budget))
-            })
-        });
+        let mut state = self.state.lock().await;
+        let answer = match state.instance.take() {
+            Some(mut instance) => Some(guest_call!(
+                &mut instance,
+                CallKind::Shutdown,
+                budget,
+                |b, store| b.shutdown(store, millis(budget))
+            )),
+            None => None,
+        };
         interrupt_streams(&mut state, &shut_down_error());
         answer
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// [`WasmRuntime::shutdown_async`], blocking.
+    pub fn shutdown(&self, budget: Duration) -> Option<Result<bool, WasmError>> {
+        block_on(self.shutdown_async(budget))
     }
 
-    fn with_instance<T>(
-        &self,
-        kind: CallKind,
-        budget: Duration,
-        call: impl FnOnce(&mut State, &mut Instance, Duration) -> Result<T, WasmError>,
-    ) -> Result<T, WasmError> {
-        self.with_instance_held(kind, budget, call, |_, _| {})
+    fn status(&self) -> MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Run `call` on the live instance (rebuilding it first if a trap
-    /// dropped it), then `after` under the same lock, then deliver the
-    /// stream notifications the guest emitted.
-    fn with_instance_held<T>(
-        &self,
-        kind: CallKind,
-        budget: Duration,
-        call: impl FnOnce(&mut State, &mut Instance, Duration) -> Result<T, WasmError>,
-        after: impl FnOnce(&mut State, &Result<T, WasmError>),
-    ) -> Result<T, WasmError> {
+    /// Take the live instance for one call (rebuilding it first if a trap
+    /// dropped it). Time spent waiting for the instance counts against the
+    /// budget.
+    async fn enter(&self, budget: Duration) -> Result<Call<'_>, WasmError> {
         let entered = Instant::now();
-        let mut state = self.lock();
-        // Time spent waiting for the instance counts against the budget.
+        let mut state = self.state.lock().await;
         let budget = budget.saturating_sub(entered.elapsed());
-        if state.shut_down {
-            return Err(shut_down_error());
+        {
+            let status = self.status();
+            if status.shut_down {
+                return Err(shut_down_error());
+            }
+            if let Some(broken) = &status.broken {
+                return Err(broken.clone());
+            }
         }
-        if let Some(broken) = &state.broken {
-            return Err(broken.clone());
-        }
-        let mut instance = match state.instance.take() {
+        let instance = match state.instance.take() {
             Some(instance) => instance,
-            None => match self.rebuild() {
+            None => match self.rebuild().await {
                 Ok(instance) => {
-                    state.rebuilds += 1;
+                    self.status().rebuilds += 1;
                     instance
                 }
                 Err(e) => {
@@ -474,39 +628,29 @@ impl WasmRuntime {
                         e.reason,
                         format!("the instance could not be rebuilt: {}", e.message),
                     );
-                    state.broken = Some(e.clone());
+                    self.status().broken = Some(e.clone());
                     return Err(e);
                 }
             },
         };
-        let outcome = call(&mut state, &mut instance, budget);
-        let emitted = std::mem::take(&mut instance.state().emitted);
-        let poisoned = outcome.as_ref().is_err_and(|e| e.kind.poisons_instance());
-        after(&mut state, &outcome);
-        deliver(&mut state, emitted);
-        if poisoned {
-            let why = outcome
-                .as_ref()
-                .err()
-                .cloned()
-                .unwrap_or_else(shut_down_error);
-            tracing::warn!(target: "reasonix::wasm", plugin = %self.plugin_id, call = kind.name(), "instance dropped after: {why}");
-            interrupt_streams(&mut state, &why);
-        } else {
-            state.instance = Some(instance);
-        }
-        outcome
+        Ok(Call {
+            runtime: self,
+            state,
+            instance: Some(instance),
+            budget,
+        })
     }
 
-    fn rebuild(&self) -> Result<Instance, WasmError> {
-        let mut instance = Instance::new(&self.recipe)?;
+    async fn rebuild(&self) -> Result<Instance, WasmError> {
+        let mut instance = Instance::new(&self.recipe).await?;
         let (_, declaration) = handshake(
             &mut instance,
             &self.initialize,
             &ceiling_of(&self.initialize, &self.plugin_id),
             self.facts.package_version,
             HANDSHAKE_TIMEOUT,
-        )?;
+        )
+        .await?;
         if Declaration::from(&declaration) != Declaration::from(&self.declaration) {
             return Err(WasmError::handshake(
                 ErrorReason::ProtocolError,
@@ -514,6 +658,55 @@ impl WasmRuntime {
             ));
         }
         Ok(instance)
+    }
+}
+
+/// One call holding the instance. [`Call::finish`] delivers what the guest
+/// emitted and puts the instance back unless the call poisoned it; a call
+/// dropped before that (its future cancelled mid-call) drops the instance,
+/// which the next call rebuilds, and interrupts its streams.
+struct Call<'a> {
+    runtime: &'a WasmRuntime,
+    state: tokio::sync::MutexGuard<'a, State>,
+    instance: Option<Instance>,
+    budget: Duration,
+}
+
+impl Call<'_> {
+    fn instance(&mut self) -> &mut Instance {
+        self.instance
+            .as_mut()
+            .expect("the instance is held until the call finishes")
+    }
+
+    fn finish<T>(mut self, kind: CallKind, outcome: Result<T, WasmError>) -> Result<T, WasmError> {
+        let Some(mut instance) = self.instance.take() else {
+            return outcome;
+        };
+        let emitted = std::mem::take(&mut instance.state().emitted);
+        deliver(&mut self.state, emitted);
+        match &outcome {
+            Err(why) if why.kind.poisons_instance() => {
+                tracing::warn!(target: "reasonix::wasm", plugin = %self.runtime.plugin_id, call = kind.name(), "instance dropped after: {why}");
+                interrupt_streams(&mut self.state, why);
+            }
+            _ => self.state.instance = Some(instance),
+        }
+        outcome
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        if self.instance.take().is_some() {
+            let why = WasmError::new(
+                WasmErrorKind::Trap,
+                ErrorReason::ProviderInterrupted,
+                "the call was cancelled before the component answered",
+            );
+            tracing::warn!(target: "reasonix::wasm", plugin = %self.runtime.plugin_id, "instance dropped: {}", why.message);
+            interrupt_streams(&mut self.state, &why);
+        }
     }
 }
 
@@ -535,7 +728,7 @@ fn ceiling_of(params: &InitializeParams, plugin_id: &str) -> ManifestCeiling {
 }
 
 /// `protocol-version`, `initialize`, the §4.3 checks, then `initialized`.
-fn handshake(
+async fn handshake(
     instance: &mut Instance,
     params: &InitializeParams,
     ceiling: &ManifestCeiling,
@@ -543,11 +736,9 @@ fn handshake(
     budget: Duration,
 ) -> Result<(String, InitializeResult), WasmError> {
     let began = Instant::now();
-    let reported = instance
-        .call(CallKind::Initialize, budget, |b, store| {
-            b.protocol_version(store)
-        })
-        .map_err(as_handshake)?;
+    let reported = guest_call!(instance, CallKind::Initialize, budget, |b, store| b
+        .protocol_version(store))
+    .map_err(as_handshake)?;
     match PackageVersion::parse(reported.trim()) {
         Some(v) if v.major != package_version.major => {
             return Err(WasmError::unsupported_version(format!(
@@ -566,11 +757,9 @@ fn handshake(
         }
     }
     let remaining = budget.saturating_sub(began.elapsed());
-    let result = instance
-        .call(CallKind::Initialize, remaining, |b, store| {
-            b.initialize(store, params)
-        })
-        .map_err(as_handshake)?;
+    let result = guest_call!(instance, CallKind::Initialize, remaining, |b, store| b
+        .initialize(store, params))
+    .map_err(as_handshake)?;
     if let Some(import) = instance.state().barrier_violation {
         return Err(WasmError::handshake(
             ErrorReason::ProtocolError,
@@ -583,11 +772,9 @@ fn handshake(
         .map_err(|e| WasmError::handshake(e.reason(), e.to_string()))?;
     instance.state().ready = true;
     let remaining = budget.saturating_sub(began.elapsed());
-    instance
-        .call(CallKind::Initialize, remaining, |b, store| {
-            b.initialized(store)
-        })
-        .map_err(as_handshake)?;
+    guest_call!(instance, CallKind::Initialize, remaining, |b, store| b
+        .initialized(store))
+    .map_err(as_handshake)?;
     Ok((reported, result))
 }
 

@@ -19,6 +19,9 @@ use super::sandbox::LogSource;
 wasmtime::component::bindgen!({
     world: "extension",
     path: "../wit/since_v2.0.0",
+    // Exports are entered with `call_async` on the caller's task; the host
+    // imports stay synchronous (none of them waits).
+    exports: { default: async },
 });
 
 use self::exports::reasonix::extension::{intercept, lifecycle, observation, provider, tool, ui};
@@ -44,20 +47,25 @@ fn trapped(error: wasmtime::Error) -> CallError {
 }
 
 impl Bindings {
-    pub(crate) fn instantiate(pre: &ExtensionPre<HostState>, store: Store<'_>) -> Outcome<Self> {
-        pre.instantiate(store)
+    pub(crate) async fn instantiate(
+        pre: &ExtensionPre<HostState>,
+        store: Store<'_>,
+    ) -> Outcome<Self> {
+        pre.instantiate_async(store)
+            .await
             .map(|inner| Bindings { inner })
             .map_err(trapped)
     }
 
-    pub(crate) fn protocol_version(&self, store: Store<'_>) -> Outcome<String> {
+    pub(crate) async fn protocol_version(&self, store: Store<'_>) -> Outcome<String> {
         self.inner
             .reasonix_extension_lifecycle()
             .call_protocol_version(store)
+            .await
             .map_err(trapped)
     }
 
-    pub(crate) fn initialize(
+    pub(crate) async fn initialize(
         &self,
         store: Store<'_>,
         params: &wire::InitializeParams,
@@ -67,29 +75,32 @@ impl Bindings {
             .inner
             .reasonix_extension_lifecycle()
             .call_initialize(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         initialize_result(result)
     }
 
-    pub(crate) fn initialized(&self, store: Store<'_>) -> Outcome<()> {
+    pub(crate) async fn initialized(&self, store: Store<'_>) -> Outcome<()> {
         self.inner
             .reasonix_extension_lifecycle()
             .call_initialized(store)
+            .await
             .map_err(trapped)
     }
 
-    pub(crate) fn shutdown(&self, store: Store<'_>, timeout_millis: u64) -> Outcome<bool> {
+    pub(crate) async fn shutdown(&self, store: Store<'_>, timeout_millis: u64) -> Outcome<bool> {
         let result = self
             .inner
             .reasonix_extension_lifecycle()
             .call_shutdown(store, lifecycle::ShutdownParams { timeout_millis })
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok(result.accepted)
     }
 
-    pub(crate) fn intercept(
+    pub(crate) async fn intercept(
         &self,
         store: Store<'_>,
         point: HookPoint,
@@ -108,6 +119,7 @@ impl Bindings {
             .inner
             .reasonix_extension_intercept()
             .call_intercept(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         if result.externalized.is_some() {
@@ -130,7 +142,7 @@ impl Bindings {
         })
     }
 
-    pub(crate) fn event(
+    pub(crate) async fn event(
         &self,
         store: Store<'_>,
         point: HookPoint,
@@ -144,20 +156,26 @@ impl Bindings {
         self.inner
             .reasonix_extension_observation()
             .call_event(store, &params)
+            .await
             .map_err(trapped)
     }
 
-    pub(crate) fn resources_changed(&self, store: Store<'_>, paths: &[String]) -> Outcome<()> {
+    pub(crate) async fn resources_changed(
+        &self,
+        store: Store<'_>,
+        paths: &[String],
+    ) -> Outcome<()> {
         let params = observation::ResourcesChangedParams {
             paths: paths.to_vec(),
         };
         self.inner
             .reasonix_extension_observation()
             .call_resources_changed(store, &params)
+            .await
             .map_err(trapped)
     }
 
-    pub(crate) fn tool_call(
+    pub(crate) async fn tool_call(
         &self,
         store: Store<'_>,
         name: &str,
@@ -173,6 +191,7 @@ impl Bindings {
             .inner
             .reasonix_extension_tool()
             .call_call(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok(wire::ToolCallResult {
@@ -181,7 +200,7 @@ impl Bindings {
         })
     }
 
-    pub(crate) fn provider_catalog(
+    pub(crate) async fn provider_catalog(
         &self,
         store: Store<'_>,
     ) -> Outcome<Vec<wire::ProviderDescriptor>> {
@@ -189,6 +208,7 @@ impl Bindings {
             .inner
             .reasonix_extension_provider()
             .call_catalog(store)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         let providers: Vec<_> = result.providers.into_iter().map(descriptor).collect();
@@ -199,7 +219,7 @@ impl Bindings {
         Ok(providers)
     }
 
-    pub(crate) fn stream_open(
+    pub(crate) async fn stream_open(
         &self,
         store: Store<'_>,
         open: &wire::StreamOpenParams,
@@ -218,12 +238,13 @@ impl Bindings {
             .inner
             .reasonix_extension_provider()
             .call_stream_open(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok(result.accepted)
     }
 
-    pub(crate) fn stream_cancel(&self, store: Store<'_>, stream_id: &str) -> Outcome<bool> {
+    pub(crate) async fn stream_cancel(&self, store: Store<'_>, stream_id: &str) -> Outcome<bool> {
         let params = provider::StreamCancelParams {
             stream_id: stream_id.to_owned(),
         };
@@ -231,12 +252,13 @@ impl Bindings {
             .inner
             .reasonix_extension_provider()
             .call_stream_cancel(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok(result.cancelled)
     }
 
-    pub(crate) fn ui_action(
+    pub(crate) async fn ui_action(
         &self,
         store: Store<'_>,
         action_id: &str,
@@ -255,12 +277,13 @@ impl Bindings {
             .inner
             .reasonix_extension_ui()
             .call_action(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok((result.accepted, result.message))
     }
 
-    pub(crate) fn ui_submit(
+    pub(crate) async fn ui_submit(
         &self,
         store: Store<'_>,
         surface_id: &str,
@@ -280,6 +303,7 @@ impl Bindings {
             .inner
             .reasonix_extension_ui()
             .call_submit(store, &params)
+            .await
             .map_err(trapped)?
             .map_err(guest_error)?;
         Ok(result.accepted)
