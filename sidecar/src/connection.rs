@@ -225,7 +225,12 @@ impl Shared {
             tracing::debug!(plugin = %self.plugin, "sidecar connection closed during shutdown: {failure}");
         } else {
             self.kill();
-            tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
+            // Before the handshake completed the start error reports it.
+            if self.is_ready() {
+                tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
+            } else {
+                tracing::debug!(plugin = %self.plugin, "sidecar connection failed during start: {failure}");
+            }
         }
         // Status and callback first: whoever sees a failed call can rely on
         // the crash being observable already.

@@ -228,6 +228,15 @@ pub async fn spawn_tree(
     cmd: &ResolvedCommand,
     guard: &Guard,
 ) -> Result<(Child, ProcessTree), LaunchError> {
+    // Through a guard, a program that cannot run would only show up as a
+    // guard exiting early (a "crash" at initialize): check it here, so the
+    // failure is the spawn failure it is.
+    if let Err(source) = runnable(&cmd.program) {
+        return Err(LaunchError::Spawn {
+            command: cmd.program.display().to_string(),
+            source,
+        });
+    }
     let (program, args): (PathBuf, Vec<OsString>) = match guard {
         Guard::Disabled => (
             cmd.program.clone(),
@@ -277,6 +286,25 @@ pub async fn spawn_tree(
         ended: AtomicBool::new(false),
     };
     Ok((child, tree))
+}
+
+/// Whether `program` is a file that may be executed.
+fn runnable(program: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(program)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "not executable (no x permission)",
+        ));
+    }
+    Ok(())
 }
 
 /// Kills every process in the group. A group that is already gone is fine.

@@ -1,11 +1,18 @@
 //! The `reasonix` command line. `main.rs` stays thin; each subcommand has its
 //! own module. Exit codes: 0 success, 1 the operation failed, 2 usage error.
+//! Everything a command prints goes through [`output`]; diagnostics (the
+//! `tracing` events of the library) go to stderr only ([`logging`]), so
+//! stdout carries nothing but the command's own output.
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod dev;
+pub mod logging;
+pub mod output;
 pub mod plugin;
+
+use output::errln;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -16,6 +23,10 @@ pub mod plugin;
                   extensions (native sidecars and sandboxed WebAssembly components)."
 )]
 pub struct Cli {
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace (RUST_LOG,
+    /// when set, takes precedence; the default shows warnings).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -32,22 +43,24 @@ pub enum Command {
 /// Parse the process arguments and run the chosen command.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    logging::init(cli.verbose);
+    let code = match cli.command {
         Command::Plugin(args) => match args.command {
             Some(plugin::PluginCommand::Unknown(words)) => {
                 let name = words.first().map(String::as_str).unwrap_or_default();
-                eprintln!("unknown plugin command {name:?}\n\n{}", plugin_usage());
-                ExitCode::from(2)
+                errln!("unknown plugin command {name:?}\n\n{}", plugin_usage());
+                ExitCode::from(output::EXIT_USAGE)
             }
             Some(cmd) => plugin::run(cmd),
             // A bare `reasonix plugin` is a request for help (§a.3): usage on stderr, exit 0.
             None => {
-                eprintln!("{}", plugin_usage());
+                errln!("{}", plugin_usage());
                 ExitCode::SUCCESS
             }
         },
         Command::Dev(cmd) => dev::run(cmd),
-    }
+    };
+    output::finish(code)
 }
 
 fn plugin_usage() -> String {

@@ -121,6 +121,14 @@ impl ExtensionRuntime for NativeRuntime {
         }
     }
 
+    fn log_tail(&self) -> Vec<String> {
+        self.sidecar
+            .stderr_tail()
+            .lines()
+            .map(|line| clean_text(line))
+            .collect()
+    }
+
     fn intercept<'a>(
         &'a self,
         point: HookPoint,

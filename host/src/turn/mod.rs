@@ -110,6 +110,15 @@ pub enum TurnStatus {
     },
 }
 
+/// The recent output of a runtime that failed during the turn (a wasm
+/// guest's panic message, a sidecar's stderr), redacted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeLog {
+    pub plugin: String,
+    pub lines: Vec<String>,
+}
+
 /// A runtime of the pinned generation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -141,6 +150,9 @@ pub struct TurnReport {
     pub ui: Vec<SurfaceUpdate>,
     pub ui_actions: Vec<UiActionEntry>,
     pub warnings: Vec<Warning>,
+    /// Log tails of the runtimes that failed or were warned about.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<RuntimeLog>,
     pub audit: Vec<AuditEntry>,
     pub status: TurnStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -237,6 +249,8 @@ struct Turn<'a> {
     options: &'a TurnOptions,
     points: Vec<PointRecord>,
     tool_calls: Vec<ToolRecord>,
+    /// Plugins whose failure stopped the turn.
+    failed: Vec<String>,
 }
 
 /// Why a turn stopped early.
@@ -276,6 +290,11 @@ impl<'a> Turn<'a> {
         tool: Option<&str>,
         error: &DispatchError,
     ) -> Stop {
+        if let DispatchError::MemberFailed { plugin, .. }
+        | DispatchError::StrategyBlocked { plugin, .. } = error
+        {
+            self.failed.push(plugin.clone());
+        }
         self.points.push(PointRecord {
             point: point.as_str(),
             tool: tool.map(str::to_string),
@@ -669,6 +688,7 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         options,
         points: Vec::new(),
         tool_calls: Vec::new(),
+        failed: Vec::new(),
     };
     let mut transcript = carry.transcript.clone();
     let mut grants = carry.approval_grants.clone();
@@ -914,6 +934,8 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         };
         c.approval_grants = grants.clone();
     });
+    let warnings = generation.diagnostics.warnings();
+    let logs = runtime_logs(&generation, &turn.failed, &warnings);
     let report = TurnReport {
         generation: generation.number,
         session_id,
@@ -935,7 +957,8 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
         compacted_to: compacted,
         ui: host.ui().updates(),
         ui_actions: host.ui().actions(),
-        warnings: generation.diagnostics.warnings(),
+        warnings,
+        logs,
         audit: generation.diagnostics.audit_entries(),
         status,
         reload: None,
@@ -945,6 +968,27 @@ pub async fn run_turn(host: &RuntimeHost, options: &TurnOptions) -> Result<TurnR
     drop(generation);
     let reload = host.end_turn(pin).await;
     Ok(TurnReport { reload, ..report })
+}
+
+/// The log tails of the runtimes that failed or were warned about, so the
+/// reason a guest gave (its panic message) is shown with its failure.
+fn runtime_logs(
+    generation: &Generation,
+    failed: &[String],
+    warnings: &[Warning],
+) -> Vec<RuntimeLog> {
+    generation
+        .runtimes
+        .iter()
+        .filter(|r| {
+            failed.contains(&r.plugin_id) || warnings.iter().any(|w| w.plugin == r.plugin_id)
+        })
+        .map(|r| RuntimeLog {
+            plugin: r.plugin_id.clone(),
+            lines: r.runtime.log_tail(),
+        })
+        .filter(|log| !log.lines.is_empty())
+        .collect()
 }
 
 /// The host's compaction: a deterministic digest of the conversation.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use crate::cli::output::{self, Failure};
 use crate::home::ReasonixHome;
 use crate::runtime::host::{RuntimeHost, SessionCarry};
 use crate::runtime::registry_source::RegistrySource;
@@ -86,17 +87,11 @@ fn name_and_json(
     Ok((name.trim().to_string(), value))
 }
 
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(2)
-}
-
-fn failure(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(1)
-}
-
 pub fn run(args: TurnArgs) -> ExitCode {
+    let json = args.json;
+    let usage_error = |message: &str| output::fail("dev.turn", &Failure::usage(message), json);
+    let failure =
+        |code: &str, message: &str| output::fail("dev.turn", &Failure::new(code, message), json);
     let mut calls = Vec::new();
     for call in &args.calls {
         match name_and_json("--call", call, true) {
@@ -121,7 +116,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
     }
     let home = match ReasonixHome::from_env() {
         Ok(home) => home,
-        Err(e) => return failure(&format!("{e}; set REASONIX_HOME")),
+        Err(e) => return failure("install.io", &format!("{e}; set REASONIX_HOME")),
     };
     let workspace = match args
         .workspace
@@ -130,8 +125,21 @@ pub fn run(args: TurnArgs) -> ExitCode {
         .unwrap_or_else(std::env::current_dir)
     {
         Ok(dir) => dir,
-        Err(e) => return failure(&format!("cannot read the current directory: {e}")),
+        Err(e) => {
+            return failure(
+                "install.io",
+                &format!("cannot read the current directory: {e}"),
+            );
+        }
     };
+    // Extensions receive the workspace root as a fact; one that does not
+    // exist would have them act on a path that is not there.
+    if !workspace.is_dir() {
+        return usage_error(&format!(
+            "--workspace {}: no such directory",
+            workspace.display()
+        ));
+    }
     let ui_answers = if answers.is_empty() {
         UiAnswers::Headless
     } else {
@@ -152,14 +160,19 @@ pub fn run(args: TurnArgs) -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return failure(&format!("cannot start the async runtime: {e}")),
+        Err(e) => {
+            return failure(
+                "install.io",
+                &format!("cannot start the async runtime: {e}"),
+            );
+        }
     };
     runtime.block_on(async move {
         let session_id = match &options.session {
             Some(path) => match turn::read_session(path) {
                 Ok(Some(file)) => file.session_id,
                 Ok(None) => turn::new_session_id(),
-                Err(message) => return failure(&message),
+                Err(message) => return failure("turn.session_unreadable", &message),
             },
             None => turn::new_session_id(),
         };
@@ -178,29 +191,61 @@ pub fn run(args: TurnArgs) -> ExitCode {
         {
             Ok(host) => host,
             Err(error) => {
-                return failure(&format!(
-                    "the extension runtime did not start: {error}\n\
-                     hint: `reasonix plugin doctor <name>` checks a plugin; `reasonix plugin disable <name>` takes it out"
-                ));
+                return output::fail(
+                    "dev.turn",
+                    &Failure::new(
+                        "runtime.start_failed",
+                        format!("the extension runtime did not start: {error}"),
+                    )
+                    .with_next(
+                        "`reasonix plugin doctor <name>` checks a plugin; `reasonix plugin disable <name>` takes it out",
+                    ),
+                    json,
+                );
             }
         };
+        {
+            let generation = host.current();
+            tracing::info!(
+                generation = generation.number,
+                runtimes = generation.runtimes.len(),
+                degraded = generation.degraded.len(),
+                "extension runtime started"
+            );
+        }
         let report = turn::run_turn(&host, &options).await;
         host.shutdown().await;
         let report = match report {
             Ok(report) => report,
-            Err(message) => return failure(&message),
+            Err(message) => return failure("turn.failed", &message),
         };
-        if args.json {
-            match serde_json::to_string_pretty(&report) {
-                Ok(text) => println!("{text}"),
-                Err(e) => return failure(&e.to_string()),
-            }
+        if json {
+            output::json_pretty(&report_json(&report));
         } else {
-            print!("{}", turn::render::render(&report));
+            output::text(&turn::render::render(&report));
         }
         match report.status {
             TurnStatus::Failed { .. } => ExitCode::from(1),
             TurnStatus::Completed | TurnStatus::Blocked { .. } => ExitCode::SUCCESS,
         }
     })
+}
+
+/// The report as printed by `--json`: the report itself plus the `ok`
+/// field every `--json` command has, and for a failed turn the failure
+/// shape's `errorCode` and `error`.
+fn report_json(report: &turn::TurnReport) -> serde_json::Value {
+    let mut value = serde_json::to_value(report).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        let failed = match &report.status {
+            TurnStatus::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        };
+        object.insert("ok".into(), failed.is_none().into());
+        if let Some(error) = failed {
+            object.insert("errorCode".into(), "turn.failed".into());
+            object.insert("error".into(), error.into());
+        }
+    }
+    value
 }

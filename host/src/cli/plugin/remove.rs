@@ -1,17 +1,22 @@
-//! `reasonix plugin remove|uninstall <name> --yes [--json]`
+//! `reasonix plugin remove|uninstall <name> --yes [--keep-data] [--json]`
 use std::process::ExitCode;
 
-use super::common::{EXIT_FAILED, fail, home, usage};
-use crate::install::ErrorCode;
+use super::common::{fail, home, not_installed, usage};
+use crate::cli::output;
 use crate::install::plan::{InstallResponse, KindTally, PluginAction};
-use crate::install::publish::{recover, remove_package};
+use crate::install::publish::{RemovedData, recover, remove_package};
+use crate::registry::PluginRegistry;
 
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Remove an installed plugin package",
-    long_about = "Remove an installed plugin package: its registry entry and its copied tree. \
-                  For a linked plugin only the link goes; the source directory is left in \
-                  place. Requires --yes because it deletes files."
+    long_about = "Remove an installed plugin package: its registry entry, its copied tree and \
+                  its data directory ($REASONIX_HOME/data/<name>, unless --keep-data). For a \
+                  linked plugin only the link goes; the source directory is left in place. \
+                  Requires --yes because it deletes files.\n\n\
+                  On a terminal the result is a readable line; when stdout is not a terminal, \
+                  or with --json, stdout carries the JSON response (failures have ok:false, \
+                  errorCode and error)."
 )]
 pub struct RemoveArgs {
     /// Installed plugin name.
@@ -19,85 +24,111 @@ pub struct RemoveArgs {
     /// Confirm the removal.
     #[arg(long)]
     pub yes: bool,
-    /// Print only the JSON response.
+    /// Keep the plugin's data directory (its path is printed).
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Print the JSON response even on a terminal.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: RemoveArgs) -> ExitCode {
-    if !args.yes {
-        return usage(&format!(
-            "plugin remove deletes files; re-run with --yes to remove {}",
-            args.name
-        ));
-    }
+    let json = args.json || !output::stdout_is_terminal();
     let home = match home() {
         Ok(h) => h,
-        Err(e) => return fail("uninstall", &e, args.json),
+        Err(e) => return fail("uninstall", &e, json),
     };
-    let result = recover(&home).and_then(|_| remove_package(&home, &args.name));
+    if !args.yes {
+        // Say that the plugin does not exist before asking for --yes.
+        return match PluginRegistry::load(&home) {
+            Err(e) => fail("uninstall", &e, json),
+            Ok(registry) if registry.get(&args.name).is_none() => {
+                fail("uninstall", &not_installed(&args.name), json)
+            }
+            Ok(_) => usage(
+                "uninstall",
+                &format!(
+                    "plugin remove deletes files; re-run with --yes to remove {}",
+                    args.name
+                ),
+                json,
+            ),
+        };
+    }
+    let removal =
+        match recover(&home).and_then(|_| remove_package(&home, &args.name, args.keep_data)) {
+            Ok(removal) => removal,
+            Err(e) => return fail("uninstall", &e, json),
+        };
+    let entry = &removal.entry;
     let mut resp = InstallResponse {
         op: "uninstall".into(),
         name: args.name.clone(),
         kind: "plugin".into(),
         scope: "global".into(),
+        ok: true,
+        status: "done".into(),
+        applied: true,
+        kinds: KindTally {
+            plugin: 1,
+            ..Default::default()
+        },
         ..Default::default()
     };
-    match result {
-        Ok(entry) => {
-            let link = entry.is_link();
-            resp.ok = true;
-            resp.status = "done".into();
-            resp.applied = true;
-            resp.kinds = KindTally {
-                plugin: 1,
-                ..Default::default()
-            };
-            resp.actions = vec![PluginAction {
-                kind: "plugin".into(),
-                action: "remove_plugin_package".into(),
-                status: "done".into(),
-                risk_level: "medium".into(),
-                risk_reasons: vec![
-                    "removes a plugin package and disables its skills, hooks, and MCP servers"
-                        .into(),
-                ],
-                name: entry.name.clone(),
-                target: home
-                    .resolve_root(&entry.root)
-                    .to_string_lossy()
-                    .into_owned(),
-                config_path: home.registry_path().to_string_lossy().into_owned(),
-                scope: "global".into(),
-                manifest_kind: entry.manifest_kind.clone().unwrap_or_default(),
-                version: entry.version.clone().unwrap_or_default(),
-                ..Default::default()
-            }];
-            resp.next = "Removed.".into();
-            println!("{}", resp.to_json());
-            if !args.json {
-                eprintln!("removed {}", entry.name);
-                if link {
-                    eprintln!(
-                        "the linked source directory {} was left in place",
-                        entry.root
-                    );
-                }
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) if e.code == ErrorCode::NotInstalled => {
-            resp.status = "blocked".into();
-            resp.kind = String::new();
-            resp.next =
-                "No installed plugin package matched that name; run `reasonix plugin list`.".into();
-            println!("{}", resp.to_json());
-            if !args.json {
-                eprintln!("error: {} [{}]", e.message, e.code);
-                eprintln!("next: {}", resp.next);
-            }
-            ExitCode::from(EXIT_FAILED)
-        }
-        Err(e) => fail("uninstall", &e, args.json),
+    resp.actions = vec![PluginAction {
+        kind: "plugin".into(),
+        action: "remove_plugin_package".into(),
+        status: "done".into(),
+        risk_level: "medium".into(),
+        risk_reasons: vec![
+            "removes a plugin package and disables its skills, hooks, and MCP servers".into(),
+        ],
+        name: entry.name.clone(),
+        target: home
+            .resolve_root(&entry.root)
+            .to_string_lossy()
+            .into_owned(),
+        config_path: home.registry_path().to_string_lossy().into_owned(),
+        scope: "global".into(),
+        manifest_kind: entry.manifest_kind.clone().unwrap_or_default(),
+        version: entry.version.clone().unwrap_or_default(),
+        ..Default::default()
+    }];
+    let mut lines = vec![format!("removed {}", entry.name)];
+    if entry.is_link() {
+        lines.push(format!(
+            "the linked source directory {} was left in place",
+            entry.root
+        ));
     }
+    match &removal.data {
+        RemovedData::None => {}
+        RemovedData::Deleted(path) => {
+            lines.push(format!("deleted its data directory {}", path.display()))
+        }
+        RemovedData::Kept(path) => lines.push(format!(
+            "kept its data directory {} (--keep-data); delete it yourself when no longer needed",
+            path.display()
+        )),
+        RemovedData::NotDeleted { path, why } => {
+            let warning = format!(
+                "could not delete its data directory {}: {why}; delete it before installing another plugin named {}",
+                path.display(),
+                entry.name
+            );
+            resp.warnings.push(warning.clone());
+            lines.push(format!("warning: {warning}"));
+        }
+    }
+    resp.next = "Removed.".into();
+    let text = lines.join("\n") + "\n";
+    if json {
+        output::raw_line(&resp.to_json());
+        if !args.json {
+            output::note(&text);
+        }
+    } else {
+        output::text(&text);
+    }
+    ExitCode::SUCCESS
 }

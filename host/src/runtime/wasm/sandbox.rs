@@ -7,7 +7,8 @@
 //! cap-std: the plugin root read-only at [`GUEST_PLUGIN_ROOT`] and the
 //! plugin's data directory read-write at [`GUEST_DATA_DIR`]. cap-std resolves
 //! every path (`..`, symlinks) inside its preopen, so nothing outside them is
-//! reachable. Guest stdout and stderr go into the [`GuestLog`].
+//! reachable; how much the guest may hold open and store there is bounded
+//! by [`super::fs_limits`]. Guest stdout and stderr go into the [`GuestLog`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,9 @@ pub struct SandboxPolicy {
     /// Exactly the manifest's `runtime.env`; nothing from the host's
     /// environment.
     pub env: BTreeMap<String, String>,
+    /// What the data directory may hold (`runtime.sandbox.dataMiB`):
+    /// writes past it fail for the guest.
+    pub data_limit_bytes: u64,
 }
 
 impl SandboxPolicy {
@@ -56,7 +60,14 @@ impl SandboxPolicy {
             plugin_root: plugin_root.to_path_buf(),
             data_dir: data_dir(reasonix_home, plugin_id),
             env,
+            data_limit_bytes: super::limits::data_quota_bytes(None),
         }
+    }
+
+    /// The manifest's `runtime.sandbox.dataMiB` (or the default).
+    pub fn with_data_mib(mut self, data_mib: Option<u32>) -> SandboxPolicy {
+        self.data_limit_bytes = super::limits::data_quota_bytes(data_mib);
+        self
     }
 
     /// A fresh WASI context for one instance. Creates the data directory.
