@@ -90,6 +90,7 @@ fn home_with(n: usize) -> Home {
             status: None,
             status_reason: None,
             tree_digest: None,
+            unknown: Default::default(),
         });
     }
     registry.save(&home, None).unwrap();

@@ -137,6 +137,9 @@ pub struct Failure {
     pub message: String,
     pub next: Option<String>,
     pub exit: u8,
+    /// The JSON `status`: `failed`, or `blocked` where upstream says so
+    /// (removing a plugin that is not installed).
+    pub status: &'static str,
 }
 
 impl Failure {
@@ -147,6 +150,7 @@ impl Failure {
             message: message.into(),
             next: None,
             exit: EXIT_FAILED,
+            status: "failed",
         }
     }
 
@@ -162,6 +166,11 @@ impl Failure {
         self.next = Some(next.into());
         self
     }
+
+    pub fn with_status(mut self, status: &'static str) -> Failure {
+        self.status = status;
+        self
+    }
 }
 
 impl From<&crate::install::InstallError> for Failure {
@@ -174,6 +183,7 @@ impl From<&crate::install::InstallError> for Failure {
 pub fn failure_json(op: &str, failure: &Failure) -> serde_json::Value {
     let mut value = serde_json::json!({
         "ok": false,
+        "status": failure.status,
         "op": op,
         "errorCode": failure.code,
         "error": failure.message,

@@ -125,7 +125,7 @@ impl ExtensionRuntime for NativeRuntime {
         self.sidecar
             .stderr_tail()
             .lines()
-            .map(|line| clean_text(line))
+            .map(clean_text)
             .collect()
     }
 

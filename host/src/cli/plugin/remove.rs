@@ -2,7 +2,8 @@
 use std::process::ExitCode;
 
 use super::common::{fail, home, not_installed, usage};
-use crate::cli::output;
+use crate::cli::output::{self, Failure};
+use crate::install::ErrorCode;
 use crate::install::plan::{InstallResponse, KindTally, PluginAction};
 use crate::install::publish::{RemovedData, recover, remove_package};
 use crate::registry::PluginRegistry;
@@ -58,6 +59,11 @@ pub fn run(args: RemoveArgs) -> ExitCode {
     let removal =
         match recover(&home).and_then(|_| remove_package(&home, &args.name, args.keep_data)) {
             Ok(removal) => removal,
+            // Upstream answers an unknown name with status "blocked".
+            Err(e) if e.code == ErrorCode::NotInstalled => {
+                let failure = Failure::from(&not_installed(&args.name)).with_status("blocked");
+                return output::fail("uninstall", &failure, json);
+            }
             Err(e) => return fail("uninstall", &e, json),
         };
     let entry = &removal.entry;
