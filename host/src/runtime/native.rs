@@ -125,6 +125,7 @@ impl ExtensionRuntime for NativeRuntime {
         self.sidecar
             .stderr_tail()
             .lines()
+            .filter(|line| !line.trim().is_empty())
             .map(clean_text)
             .collect()
     }
