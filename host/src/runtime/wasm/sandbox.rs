@@ -175,8 +175,11 @@ impl GuestLog {
         }
     }
 
-    /// Append one complete line.
+    /// Append one complete line (blank lines are not kept).
     pub fn line(&self, source: LogSource, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
         let line = format!("{}: {}", source.label(), redact_guest_text(text));
         tracing::info!(target: "reasonix::wasm", plugin = %self.plugin, "{line}");
         let mut inner = self.lock();
@@ -329,6 +332,13 @@ mod tests {
         assert!(bytes <= GUEST_LOG_TAIL_BYTES);
         assert_eq!(tail.last().map(String::as_str), Some("stdout: line 1999"));
         assert!(log.dropped_lines() > 0);
+    }
+
+    #[test]
+    fn blank_lines_are_not_kept() {
+        let log = GuestLog::new("p");
+        log.write_bytes(LogSource::Stderr, b"\n  \nreal line\n\n");
+        assert_eq!(log.tail(), vec!["stderr: real line".to_owned()]);
     }
 
     #[test]
