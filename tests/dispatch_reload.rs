@@ -13,16 +13,33 @@ use reasonix::runtime::host::ReloadOutcome;
 use reasonix::runtime::provider::ProviderStream;
 use reasonix::runtime::provider::reassembly::StreamFailure;
 use reasonix::runtime::{ExtensionRuntime, StreamOpen};
-use reasonix::turn::{self, TurnOptions, TurnStatus};
+use reasonix::session::{
+    InputSource, Interaction, ScriptedCall, Session, SessionOptions, TurnOptions, TurnStatus,
+};
 use reasonix_protocol::points::HookPoint;
 use serde_json::json;
 
-fn options(env: &Env, input: &str) -> TurnOptions {
-    TurnOptions {
-        input: input.to_string(),
-        workspace_root: env.workspace.clone(),
-        ..TurnOptions::default()
-    }
+/// A scripted session over the env's home whose echo model calls
+/// `write_file` in every turn.
+async fn session(env: &Env) -> Session {
+    let mut options = SessionOptions::new(env.reasonix_home(), env.workspace.clone());
+    options.guard = reasonix_sidecar::Guard::Exe(dispatch_common::REASONIX.into());
+    options.interaction = Interaction::Scripted {
+        deny: BTreeSet::new(),
+        ui_answers: None,
+    };
+    options.scripted_calls = vec![ScriptedCall {
+        name: "write_file".into(),
+        arguments: "{\"path\":\"x.txt\",\"content\":\"x\"}".into(),
+    }];
+    Session::open(options).await.unwrap()
+}
+
+async fn turn(session: &Session, input: &str) -> reasonix::session::TurnReport {
+    session
+        .run_turn(input.to_string(), InputSource::User, TurnOptions::default())
+        .await
+        .unwrap()
 }
 
 fn appender(suffix: &str) -> serde_json::Value {
@@ -131,35 +148,33 @@ async fn noop_reload_keeps_the_prefix_byte_identical_and_carries_the_session() {
     );
     env.install(&root, true);
     env.add("alpha", json!({}), appender("-a"));
-    let host = env.host().await.unwrap();
-    let mut first = options(&env, "one");
-    first.calls = vec![turn::echo::ScriptedCall {
-        name: "echo".into(),
-        arguments: "{\"text\":\"x\"}".into(),
-    }];
-    let report = turn::run_turn(&host, &first).await.unwrap();
+    let session = session(&env).await;
+    let report = turn(&session, "one").await;
     assert_eq!(report.status, TurnStatus::Completed);
     let before = report.prefix_hash.clone();
-    let carried = host.carry();
-    assert!(carried.approval_grants.contains("echo"));
+    let transcript = session.transcript();
+    assert_eq!(report.tool_calls[0].decision, "allow");
+    assert_eq!(report.tool_calls[0].host_decision, "ask");
 
-    let ReloadOutcome::Swapped(reload) = host.reload().await else {
+    let ReloadOutcome::Swapped(reload) = session.reload().await else {
         panic!("no-op reload")
     };
     assert!(reload.is_noop(), "{reload:?}");
     assert_eq!(
-        host.carry(),
-        carried,
+        session.transcript(),
+        transcript,
         "session state carried across the swap"
     );
-    let report = turn::run_turn(&host, &options(&env, "two")).await.unwrap();
+    let report = turn(&session, "two").await;
     assert_eq!(report.generation, 2);
     assert_eq!(
         report.prefix_hash, before,
         "no-op reload changed the prefix"
     );
-    // The transcript continued across the swap.
-    assert!(report.transcript.len() > carried.transcript.len());
+    // The transcript continued across the swap, and the approval granted
+    // in the first turn still stands (the tool is not asked again).
+    assert!(report.transcript.len() > transcript.len());
+    assert_eq!(report.tool_calls[0].host_decision, "allow");
 
     // A real change to the strategy changes the prefix (the hash can fail).
     env.rewrite_script(
@@ -168,16 +183,12 @@ async fn noop_reload_keeps_the_prefix_byte_identical_and_carries_the_session() {
         json!({"replaces": ["system_prompt"],
                "intercept": {"system_prompt.build": {"decision": "replace", "appendText": " Be verbose."}}}),
     );
-    let ReloadOutcome::Swapped(_) = host.reload().await else {
+    let ReloadOutcome::Swapped(_) = session.reload().await else {
         panic!("reload")
     };
-    let report = turn::run_turn(&host, &options(&env, "three"))
-        .await
-        .unwrap();
+    let report = turn(&session, "three").await;
     assert_ne!(report.prefix_hash, before);
-    let granted: BTreeSet<String> = host.carry().approval_grants;
-    assert!(granted.contains("echo"));
-    host.shutdown().await;
+    session.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

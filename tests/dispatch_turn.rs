@@ -112,8 +112,14 @@ fn block_stops_the_turn_with_a_redacted_reason() {
         "{reason}"
     );
     assert!(!run.stdout.contains("sk-live-abcdefghijklmnopqrstuvwx0123"));
-    // No later point ran.
-    assert!(run.report["points"].as_array().unwrap().len() == 2);
+    // No later point of the turn ran; the session closed.
+    let points: Vec<&str> = run.report["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["point"].as_str().unwrap())
+        .collect();
+    assert_eq!(points, ["session.start", "input.receive", "session.end"]);
 }
 
 #[test]
@@ -560,7 +566,7 @@ fn session_file_is_saved_and_loaded_with_extension_state_beside_it() {
         "--session",
         path,
         "--call",
-        "echo={\"text\":\"t\"}",
+        "write_file={\"path\":\"out.txt\",\"content\":\"t\"}",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.report["points"][0]["point"], "session.start");
@@ -571,7 +577,8 @@ fn session_file_is_saved_and_loaded_with_extension_state_beside_it() {
     let state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
     assert_eq!(state["plugins"]["alpha"]["version"], "1.0.0");
-    assert_eq!(state["approvalGrants"], json!(["echo"]));
+    // A scripted approval of a tool that asks is a grant for the session.
+    assert_eq!(state["approvalGrants"], json!(["write_file"]));
 
     let again = env.turn(&["--input", "second", "--session", path]);
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -677,6 +684,9 @@ fn tools_come_and_go_without_changing_the_provider_visible_prefix() {
         serde_json::from_str(calls[0]["result"].as_str().unwrap()).unwrap();
     assert_eq!(listing[0]["name"], "ext__gloss__lookup");
     assert_eq!(listing[0]["readOnly"], true);
-    assert_eq!(calls[1]["kind"], "proxy");
+    assert_eq!(calls[0]["kind"], "proxy");
+    // A call through the proxy is recorded as the capability it reaches.
+    assert_eq!(calls[1]["kind"], "extension");
+    assert_eq!(calls[1]["name"], "ext__gloss__lookup");
     assert_eq!(calls[1]["result"], r#"lookup({"word":"w"})"#);
 }

@@ -1,9 +1,10 @@
 //! The Reasonix plugin host: package management and the extension runtime.
 pub mod cli;
+pub mod config;
 pub mod export;
 pub mod home;
 pub mod hooks;
 pub mod install;
 pub mod registry;
 pub mod runtime;
-pub mod turn;
+pub mod session;

@@ -244,3 +244,89 @@ impl Env {
         .map_err(|e| e.to_string())
     }
 }
+
+/// What a piped `reasonix chat --json` printed.
+pub struct ChatRun {
+    pub code: i32,
+    pub events: Vec<Value>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl ChatRun {
+    /// The events of one `type`.
+    pub fn of(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    /// The texts of the `user_message` events: what reached the model.
+    pub fn user_messages(&self) -> Vec<String> {
+        self.of("user_message")
+            .iter()
+            .map(|e| e["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+impl Env {
+    /// A Claude-format plugin (`.claude-plugin/plugin.json`) with
+    /// `hooks/hooks.json` = `{"hooks": hooks}` and the given extra files
+    /// (scripts are made executable).
+    pub fn claude_plugin(&self, name: &str, hooks: Value, files: &[(&str, &str)]) -> PathBuf {
+        let root = self.workspace.join("plugins").join(name);
+        std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
+        std::fs::create_dir_all(root.join("hooks")).unwrap();
+        std::fs::write(
+            root.join(".claude-plugin/plugin.json"),
+            serde_json::to_vec_pretty(&json!({"name": name, "version": "1.0.0",
+                "description": format!("test hooks {name}")}))
+            .unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("hooks/hooks.json"),
+            serde_json::to_vec_pretty(&json!({ "hooks": hooks })).unwrap(),
+        )
+        .unwrap();
+        for (path, text) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+            if path.ends_with(".sh") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        root
+    }
+
+    /// `reasonix chat --json ARGS…` with `lines` on stdin.
+    pub fn chat(&self, lines: &[&str], args: &[&str]) -> ChatRun {
+        use std::io::Write;
+        let mut child = Command::new(REASONIX)
+            .args(["chat", "--json"])
+            .args(args)
+            .env("REASONIX_HOME", &self.home)
+            .current_dir(&self.workspace)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run reasonix chat");
+        let mut stdin = child.stdin.take().unwrap();
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().expect("wait for chat");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        ChatRun {
+            code: out.status.code().unwrap_or(-1),
+            events: stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect(),
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod chat;
 pub mod dev;
 pub mod logging;
 pub mod output;
@@ -35,6 +36,9 @@ pub struct Cli {
 pub enum Command {
     /// Install, inspect and manage plugin packages.
     Plugin(plugin::PluginArgs),
+    /// An interactive session: everything the enabled plugins contribute,
+    /// live (hooks, tools, slash commands, extension UI, providers).
+    Chat(chat::ChatArgs),
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
@@ -58,6 +62,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
     };
     output::finish(code)

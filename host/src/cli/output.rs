@@ -102,6 +102,12 @@ pub fn json_pretty<T: Serialize + ?Sized>(value: &T) {
     }
 }
 
+/// Whether stdout was found closed (the reader went away): a command that
+/// would go on producing output (a chat reading more input) stops.
+pub fn stdout_closed() -> bool {
+    STDOUT_GONE.load(Ordering::Relaxed)
+}
+
 /// Whether stdout is a terminal (a person is reading, not a script).
 pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()

@@ -62,12 +62,19 @@ pub fn decide(
     let gating = is_gating(event, claude);
     let text = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
     if timed_out {
-        let reason = Some(format!("hook timed out after {timeout_ms} ms"));
-        return if gating {
-            Decision::new(refusal(event), reason)
+        // A hung hook must not hold the session hostage: the turn goes on,
+        // and a gating event counts the timeout as no decision (and says so).
+        let consequence = if gating {
+            "counted as no decision"
         } else {
-            Decision::new(Verdict::Warn, reason)
+            "ignored"
         };
+        return Decision::new(
+            Verdict::Warn,
+            Some(format!(
+                "hook timed out after {timeout_ms} ms; {consequence}"
+            )),
+        );
     }
     if exit_code == 2 && gating {
         return Decision::new(refusal(event), text(stderr).or_else(|| text(stdout)));
@@ -206,8 +213,15 @@ mod tests {
             Decision::new(Verdict::Deny, Some("nope".into()))
         );
         assert_eq!(d("PreToolUse", true, 0, "{not json").verdict, Verdict::Pass);
+        // A timeout never refuses: the turn goes on without a decision.
         let t = decide("PreToolUse", true, -1, true, "", "", 5000);
-        assert_eq!(t.verdict, Verdict::Deny);
+        assert_eq!(
+            t,
+            Decision::new(
+                Verdict::Warn,
+                Some("hook timed out after 5000 ms; counted as no decision".into())
+            )
+        );
         assert_eq!(
             decide("Stop", true, -1, true, "", "", 10).verdict,
             Verdict::Warn

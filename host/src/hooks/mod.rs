@@ -26,6 +26,9 @@ pub struct HookContext {
     pub plugin_version: Option<String>,
     pub reasonix_home: PathBuf,
     pub workspace_root: PathBuf,
+    /// An explicit Bash (`[tools.shell] path`): explicit Bash hooks use it
+    /// instead of the `bash` on PATH.
+    pub bash: Option<PathBuf>,
 }
 
 impl HookContext {
@@ -36,6 +39,7 @@ impl HookContext {
             plugin_version: pkg.version.clone(),
             reasonix_home: absolute(reasonix_home),
             workspace_root: absolute(workspace_root),
+            bash: None,
         }
     }
 
@@ -393,7 +397,18 @@ pub fn run_hook(hook: &Hook, index: usize, ctx: &HookContext, payload: &Payload)
             .map(|x| expand::plugin_root(x, &root))
             .collect::<Vec<_>>()
     });
-    let launch = match launch::plan(&command, args.as_deref(), hook.shell.as_deref()) {
+    let explicit_bash = hook
+        .shell
+        .as_deref()
+        .is_some_and(|s| s.trim().eq_ignore_ascii_case("bash"));
+    let launch = match (&ctx.bash, explicit_bash) {
+        (Some(bash), true) if args.is_none() => Ok(launch::Launch::Shell {
+            interpreter: bash.clone(),
+            argv: vec!["-c".into(), command.clone()],
+        }),
+        _ => launch::plan(&command, args.as_deref(), hook.shell.as_deref()),
+    };
+    let launch = match launch {
         Ok(l) => l,
         Err(e) => {
             run.stderr = e.to_string();
@@ -560,6 +575,7 @@ mod tests {
             plugin_version: Some(String::new()),
             reasonix_home: "/h".into(),
             workspace_root: "/w".into(),
+            bash: None,
         };
         let keys: Vec<_> = ctx.environment().into_iter().map(|(k, _)| k).collect();
         assert_eq!(

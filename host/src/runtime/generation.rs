@@ -107,6 +107,9 @@ pub struct Generation {
     pub providers: Vec<CatalogEntry>,
     pub capabilities: CapabilityCatalog,
     pub diagnostics: Arc<Diagnostics>,
+    /// What the source read beside the runtimes in the same pass (a
+    /// session's declarative inventory), so the two always swap together.
+    pub attachment: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Generation {
@@ -138,6 +141,7 @@ impl Generation {
             providers: Vec::new(),
             capabilities: CapabilityCatalog::default(),
             diagnostics,
+            attachment: None,
         }
     }
 
@@ -334,6 +338,7 @@ impl Generation {
             providers,
             capabilities,
             diagnostics,
+            attachment: None,
         })
     }
 

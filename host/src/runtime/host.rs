@@ -25,6 +25,21 @@ use super::ui::{UiBinding, UiHub, UiMember};
 /// enabled plugins can start a runtime.
 pub trait CandidateSource: Send + Sync {
     fn candidates(&self) -> Result<Vec<RuntimeCandidate>, String>;
+
+    /// The candidates and, from the same read, what the caller keeps beside
+    /// the generation (stored as [`Generation::attachment`]).
+    fn read(&self) -> Result<SourceRead, String> {
+        Ok(SourceRead {
+            candidates: self.candidates()?,
+            attachment: None,
+        })
+    }
+}
+
+/// One read of a [`CandidateSource`].
+pub struct SourceRead {
+    pub candidates: Vec<RuntimeCandidate>,
+    pub attachment: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Session state a swap carries over unchanged.
@@ -127,9 +142,10 @@ impl RuntimeHost {
         ui: Arc<UiHub>,
         carry: SessionCarry,
     ) -> Result<RuntimeHost, BuildError> {
-        let candidates = source.candidates().map_err(BuildError::Sources)?;
-        let generation =
-            Generation::build(number.max(1), candidates, session_id, workspace_root).await?;
+        let read = source.read().map_err(BuildError::Sources)?;
+        let mut generation =
+            Generation::build(number.max(1), read.candidates, session_id, workspace_root).await?;
+        generation.attachment = read.attachment;
         let host = RuntimeHost {
             source,
             session_id: session_id.to_string(),
@@ -236,12 +252,19 @@ impl RuntimeHost {
             state.reloading = true;
             (Arc::clone(&state.current), state.current.number + 1)
         };
-        let built = match self.source.candidates() {
-            Ok(candidates) => {
-                Generation::build(number, candidates, &self.session_id, &self.workspace_root)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
+        let built = match self.source.read() {
+            Ok(read) => Generation::build(
+                number,
+                read.candidates,
+                &self.session_id,
+                &self.workspace_root,
+            )
+            .await
+            .map(|mut generation| {
+                generation.attachment = read.attachment;
+                generation
+            })
+            .map_err(|e| e.to_string()),
             Err(why) => Err(format!("could not read the enabled plugins: {why}")),
         };
         let outcome = match built {

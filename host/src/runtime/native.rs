@@ -385,11 +385,12 @@ impl HostServices for UiServices {
         plugin: &str,
         params: UIRequestParams,
     ) -> reasonix_sidecar::BoxFuture<Result<UIRequestResult, RpcError>> {
-        let kind = kind_name(&params.kind);
-        let result = self
-            .hub
-            .request(
-                plugin,
+        let hub = Arc::clone(&self.hub);
+        let plugin = plugin.to_string();
+        Box::pin(async move {
+            let kind = kind_name(&params.kind);
+            hub.request_async(
+                &plugin,
                 UiCall {
                     surface_id: &params.surface_id,
                     session_id: &params.session_id,
@@ -398,6 +399,7 @@ impl HostServices for UiServices {
                     payload: &params.payload,
                 },
             )
+            .await
             .map(|answer| UIRequestResult {
                 cancelled: answer.cancelled,
                 values: answer
@@ -409,8 +411,8 @@ impl HostServices for UiServices {
                     })
                     .collect(),
             })
-            .map_err(|r| rpc_error(r.reason, r.message));
-        Box::pin(async move { result })
+            .map_err(|r| rpc_error(r.reason, r.message))
+        })
     }
 }
 

@@ -51,16 +51,30 @@ impl RegistrySource {
     }
 }
 
-impl CandidateSource for RegistrySource {
-    fn candidates(&self) -> Result<Vec<RuntimeCandidate>, String> {
+impl RegistrySource {
+    /// The runtime candidates of these enabled plugins.
+    pub fn candidates_of(
+        &self,
+        enabled: &[(InstalledPlugin, LoadedPackage)],
+    ) -> Result<Vec<RuntimeCandidate>, String> {
         let mut out = Vec::new();
-        for (plugin, package) in self.enabled()? {
+        for (plugin, package) in enabled {
             if let Some(candidate) =
-                installed::candidate(&plugin, &package, &self.guard, &self.hub, &self.home)?
+                installed::candidate(plugin, package, &self.guard, &self.hub, &self.home)?
             {
                 out.push(candidate);
             }
         }
         Ok(out)
+    }
+
+    pub fn home(&self) -> &ReasonixHome {
+        &self.home
+    }
+}
+
+impl CandidateSource for RegistrySource {
+    fn candidates(&self) -> Result<Vec<RuntimeCandidate>, String> {
+        self.candidates_of(&self.enabled()?)
     }
 }

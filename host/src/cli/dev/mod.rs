@@ -6,6 +6,7 @@ use clap::Subcommand;
 
 pub mod hook;
 pub mod reload;
+pub mod render;
 pub mod turn;
 
 #[derive(Debug, Subcommand)]

@@ -1,20 +1,18 @@
-//! `reasonix dev turn`: one scripted turn through every hook point against
-//! the enabled plugins, printed as aligned text or (`--json`) as data.
+//! `reasonix dev turn`: a one-turn client of [`Session`]: open a session on
+//! the enabled plugins, run one scripted turn, close, and print every hook
+//! point, declarative hook and tool call as aligned text or (`--json`) data.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
 
 use crate::cli::output::{self, Failure};
 use crate::home::ReasonixHome;
-use crate::runtime::host::{RuntimeHost, SessionCarry};
-use crate::runtime::registry_source::RegistrySource;
-use crate::runtime::ui::{UiAnswers, UiHub};
-use crate::turn::echo::ScriptedCall;
-use crate::turn::{self, TurnOptions, TurnStatus};
+use crate::session::{
+    InputSource, Interaction, ScriptedCall, Session, SessionOptions, TurnOptions, TurnStatus,
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
@@ -132,28 +130,15 @@ pub fn run(args: TurnArgs) -> ExitCode {
             );
         }
     };
-    // Extensions receive the workspace root as a fact; one that does not
-    // exist would have them act on a path that is not there.
-    if !workspace.is_dir() {
-        return usage_error(&format!(
-            "--workspace {}: no such directory",
-            workspace.display()
-        ));
-    }
-    let ui_answers = if answers.is_empty() {
-        UiAnswers::Headless
-    } else {
-        UiAnswers::Scripted(answers)
-    };
-    let options = TurnOptions {
-        input: args.input.clone(),
-        model: args.model.clone(),
-        session: args.session.clone(),
-        calls,
+    let mut options = SessionOptions::new(home.clone(), workspace);
+    options.session_file = args.session.clone();
+    options.model = args.model.clone();
+    options.scripted_calls = calls;
+    options.interaction = Interaction::Scripted {
         deny: args.deny.iter().cloned().collect::<BTreeSet<_>>(),
-        compact: args.compact,
-        workspace_root: workspace.clone(),
+        ui_answers: (!answers.is_empty()).then_some(answers),
     };
+    options.first_generation = super::reload::recorded_generation(&home);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -167,45 +152,14 @@ pub fn run(args: TurnArgs) -> ExitCode {
             );
         }
     };
+    let compact = args.compact;
     runtime.block_on(async move {
-        let session_id = match &options.session {
-            Some(path) => match turn::read_session(path) {
-                Ok(Some(file)) => file.session_id,
-                Ok(None) => turn::new_session_id(),
-                Err(message) => return failure("turn.session_unreadable", &message),
-            },
-            None => turn::new_session_id(),
-        };
-        let hub = Arc::new(UiHub::new(ui_answers));
-        let generation = super::reload::recorded_generation(&home);
-        let source = Arc::new(RegistrySource::new(home, reasonix_sidecar::Guard::CurrentExe, Arc::clone(&hub)));
-        let host = match RuntimeHost::start_at(
-            generation,
-            source,
-            &session_id,
-            &workspace.display().to_string(),
-            hub,
-            SessionCarry::default(),
-        )
-        .await
-        {
-            Ok(host) => host,
-            Err(error) => {
-                return output::fail(
-                    "dev.turn",
-                    &Failure::new(
-                        "runtime.start_failed",
-                        format!("the extension runtime did not start: {error}"),
-                    )
-                    .with_next(
-                        "`reasonix plugin doctor <name>` checks a plugin; `reasonix plugin disable <name>` takes it out",
-                    ),
-                    json,
-                );
-            }
+        let session = match Session::open(options).await {
+            Ok(session) => session,
+            Err(error) => return failure(error.code(), &error.to_string()),
         };
         {
-            let generation = host.current();
+            let generation = session.generation();
             tracing::info!(
                 generation = generation.number,
                 runtimes = generation.runtimes.len(),
@@ -213,20 +167,40 @@ pub fn run(args: TurnArgs) -> ExitCode {
                 "extension runtime started"
             );
         }
-        let report = turn::run_turn(&host, &options).await;
-        host.shutdown().await;
-        let report = match report {
+        let (opening, opening_hooks) = session.opening();
+        let turn = session
+            .run_turn(
+                args.input.clone(),
+                InputSource::User,
+                TurnOptions {
+                    compact,
+                    ..TurnOptions::default()
+                },
+            )
+            .await;
+        let closing = session.close().await;
+        let mut report = match turn {
             Ok(report) => report,
-            Err(message) => return failure("turn.failed", &message),
+            Err(error) => return failure(error.code(), &error.to_string()),
         };
+        // The report covers the whole one-turn session: its opening and
+        // closing points and hooks too.
+        report.points = opening
+            .into_iter()
+            .chain(report.points)
+            .chain(closing)
+            .collect();
+        report.hooks = opening_hooks.into_iter().chain(report.hooks).collect();
         if json {
             output::json_pretty(&report_json(&report));
         } else {
-            output::text(&turn::render::render(&report));
+            output::text(&super::render::render(&report));
         }
         match report.status {
             TurnStatus::Failed { .. } => ExitCode::from(1),
-            TurnStatus::Completed | TurnStatus::Blocked { .. } => ExitCode::SUCCESS,
+            TurnStatus::Completed | TurnStatus::Blocked { .. } | TurnStatus::Cancelled => {
+                ExitCode::SUCCESS
+            }
         }
     })
 }
@@ -234,7 +208,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
 /// The report as printed by `--json`: the report itself plus the `ok`
 /// field every `--json` command has, and for a failed turn the failure
 /// shape's `errorCode` and `error`.
-fn report_json(report: &turn::TurnReport) -> serde_json::Value {
+fn report_json(report: &crate::session::TurnReport) -> serde_json::Value {
     let mut value = serde_json::to_value(report).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         let failed = match &report.status {

@@ -302,7 +302,7 @@ pub struct AssembledResponse {
 }
 
 impl AssembledResponse {
-    fn absorb(&mut self, chunk: ProviderChunk) {
+    pub fn absorb(&mut self, chunk: ProviderChunk) {
         self.chunks += 1;
         match chunk.chunk_type {
             ChunkType::Text => self
@@ -337,7 +337,7 @@ impl AssembledResponse {
         }
     }
 
-    fn finish(&mut self) {
+    pub fn finish(&mut self) {
         // A call that was started and streamed but never completed by a
         // `tool_call` chunk is still a call.
         self.calls.append(&mut self.partial_calls);

@@ -11,7 +11,7 @@
 pub mod payloads;
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -127,6 +127,25 @@ pub enum UiAnswers {
     /// Answer every field from this map (key → value); a form with a field
     /// the map lacks is answered `cancelled:true`. Used by scripted turns.
     Scripted(BTreeMap<String, Value>),
+    /// The attached [`UiFrontend`] asks its user (a live session).
+    Frontend,
+}
+
+/// A future answer from a frontend.
+pub type AnswerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = UiRequestAnswer> + Send>>;
+
+/// The live side of the hub: told about every accepted surface update, and
+/// asked the forms of `host/ui/request` when the hub answers through it.
+pub trait UiFrontend: Send + Sync {
+    fn surface(&self, update: &SurfaceUpdate);
+    fn ask(
+        &self,
+        plugin: &str,
+        surface_id: &str,
+        kind: RequestKind,
+        form: FormPayload,
+    ) -> AnswerFuture;
 }
 
 #[derive(Debug, Default)]
@@ -145,16 +164,35 @@ struct HubState {
 }
 
 /// The hub. One per host; it is re-bound at every generation swap.
-#[derive(Debug)]
 pub struct UiHub {
     answers: UiAnswers,
+    frontend: Option<Arc<dyn UiFrontend>>,
     state: Mutex<HubState>,
+}
+
+impl std::fmt::Debug for UiHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UiHub")
+            .field("answers", &self.answers)
+            .field("frontend", &self.frontend.is_some())
+            .finish()
+    }
+}
+
+/// What a gated, decoded request still needs.
+enum Pending {
+    Answered(UiRequestAnswer),
+    Ask {
+        frontend: Arc<dyn UiFrontend>,
+        record: UiRequestRecord,
+    },
 }
 
 impl UiHub {
     pub fn new(answers: UiAnswers) -> UiHub {
         UiHub {
             answers,
+            frontend: None,
             state: Mutex::new(HubState {
                 binding: None,
                 plugins: BTreeMap::new(),
@@ -163,6 +201,15 @@ impl UiHub {
                 requests: Vec::new(),
                 dropped_stale: 0,
             }),
+        }
+    }
+
+    /// A hub that tells `frontend` about every accepted update (and, with
+    /// [`UiAnswers::Frontend`], asks it the forms of `host/ui/request`).
+    pub fn with_frontend(answers: UiAnswers, frontend: Arc<dyn UiFrontend>) -> UiHub {
+        UiHub {
+            frontend: Some(frontend),
+            ..UiHub::new(answers)
         }
     }
 
@@ -313,25 +360,75 @@ impl UiHub {
         let mut payload = payloads::decode_publish(kind, call.payload)
             .map_err(|e| invalid(format!("payload ({}): {}", kind.as_str(), clean_text(&e))))?;
         payloads::clean_payload(&mut payload, &clean_text);
-        state.updates.push(SurfaceUpdate {
+        let update = SurfaceUpdate {
             plugin: plugin.to_string(),
             surface_id: clean_text(call.surface_id),
             session_id: call.session_id.to_string(),
             generation: call.generation,
             kind,
             payload,
-        });
+        };
+        state.updates.push(update.clone());
+        drop(state);
+        if let Some(frontend) = &self.frontend {
+            frontend.surface(&update);
+        }
         Ok(true)
     }
 
-    /// `host/ui/request`. A stale binding answers `cancelled:true`.
+    /// `host/ui/request`. A stale binding answers `cancelled:true`. With a
+    /// live frontend this waits for the user's answer.
+    pub async fn request_async(
+        &self,
+        plugin: &str,
+        call: UiCall<'_>,
+    ) -> Result<UiRequestAnswer, UiRejection> {
+        match self.prepare(plugin, call)? {
+            Pending::Answered(answer) => Ok(answer),
+            Pending::Ask { frontend, record } => {
+                let answer = frontend
+                    .ask(
+                        &record.plugin,
+                        &record.surface_id,
+                        record.kind,
+                        record.form.clone(),
+                    )
+                    .await;
+                Ok(self.answered(record, answer))
+            }
+        }
+    }
+
+    /// [`UiHub::request_async`] for callers that cannot await (a wasm
+    /// guest's synchronous import): blocks this thread for the answer.
     pub fn request(&self, plugin: &str, call: UiCall<'_>) -> Result<UiRequestAnswer, UiRejection> {
+        match self.prepare(plugin, call)? {
+            Pending::Answered(answer) => Ok(answer),
+            Pending::Ask { frontend, record } => {
+                let answer = block_on(frontend.ask(
+                    &record.plugin,
+                    &record.surface_id,
+                    record.kind,
+                    record.form.clone(),
+                ));
+                Ok(self.answered(record, answer))
+            }
+        }
+    }
+
+    fn answered(&self, mut record: UiRequestRecord, answer: UiRequestAnswer) -> UiRequestAnswer {
+        record.answer = answer.clone();
+        self.state().requests.push(record);
+        answer
+    }
+
+    fn prepare(&self, plugin: &str, call: UiCall<'_>) -> Result<Pending, UiRejection> {
         let mut state = self.state();
         if !self.gate(&mut state, plugin, &call)? {
-            return Ok(UiRequestAnswer {
+            return Ok(Pending::Answered(UiRequestAnswer {
                 cancelled: true,
                 values: None,
-            });
+            }));
         }
         let kind = RequestKind::parse(call.kind).ok_or_else(|| {
             invalid(format!(
@@ -342,6 +439,16 @@ impl UiHub {
         let mut form = payloads::decode_request(call.payload)
             .map_err(|e| invalid(format!("payload (form): {}", clean_text(&e))))?;
         payloads::clean_form(&mut form, &clean_text);
+        let mut record = UiRequestRecord {
+            plugin: plugin.to_string(),
+            surface_id: clean_text(call.surface_id),
+            kind,
+            form,
+            answer: UiRequestAnswer {
+                cancelled: true,
+                values: None,
+            },
+        };
         let answer = match &self.answers {
             UiAnswers::Headless => {
                 return Err(UiRejection {
@@ -349,8 +456,21 @@ impl UiHub {
                     message: "this host has no interactive UI".to_string(),
                 });
             }
+            UiAnswers::Frontend => {
+                let Some(frontend) = &self.frontend else {
+                    return Err(UiRejection {
+                        reason: UiRejectReason::UnknownMethod,
+                        message: "this host has no interactive UI".to_string(),
+                    });
+                };
+                return Ok(Pending::Ask {
+                    frontend: Arc::clone(frontend),
+                    record,
+                });
+            }
             UiAnswers::Scripted(values) => {
-                let picked: Option<BTreeMap<String, Value>> = form
+                let picked: Option<BTreeMap<String, Value>> = record
+                    .form
                     .fields
                     .iter()
                     .map(|field| {
@@ -371,14 +491,29 @@ impl UiHub {
                 }
             }
         };
-        state.requests.push(UiRequestRecord {
-            plugin: plugin.to_string(),
-            surface_id: clean_text(call.surface_id),
-            kind,
-            form,
-            answer: answer.clone(),
-        });
-        Ok(answer)
+        record.answer = answer.clone();
+        state.requests.push(record);
+        Ok(Pending::Answered(answer))
+    }
+}
+
+/// Drive `future` to completion on this thread (no runtime needed: the
+/// answer arrives from another thread through a channel).
+fn block_on<T>(future: std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>) -> T {
+    struct ThreadWaker(std::thread::Thread);
+    impl std::task::Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = future;
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            return value;
+        }
+        std::thread::park();
     }
 }
 

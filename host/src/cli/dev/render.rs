@@ -6,10 +6,10 @@ use std::fmt::Write;
 
 use reasonix_protocol::types::ProviderRole;
 
-use super::{TurnReport, TurnStatus};
 use crate::runtime::dispatcher::{ChainStep, Outcome, StepResult, StepRole};
 use crate::runtime::redaction::plain_text;
 use crate::runtime::ui::UiPayload;
+use crate::session::{TurnReport, TurnStatus};
 
 fn step_text(step: &ChainStep) -> String {
     let who = match step.role {
@@ -115,14 +115,53 @@ pub fn render(report: &TurnReport) -> String {
         let _ = writeln!(out, "{line}");
     }
 
+    if !report.hooks.is_empty() {
+        let _ = writeln!(out, "\nhooks");
+        for hook in &report.hooks {
+            let run = &hook.run;
+            let tool = hook
+                .tool
+                .as_deref()
+                .map(|t| format!(" [{t}]"))
+                .unwrap_or_default();
+            let result = if !run.matched {
+                "not matched".to_string()
+            } else {
+                let verdict = serde_json::to_value(run.decision.verdict)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                format!(
+                    "exit {} · {verdict}{}",
+                    run.exit_code,
+                    run.decision
+                        .reason
+                        .as_deref()
+                        .map(|r| format!(": {}", indent(r, 6)))
+                        .unwrap_or_default()
+                )
+            };
+            let _ = writeln!(
+                out,
+                "  {}{tool}  {} #{} ({})  {result}",
+                run.event, hook.plugin, run.index, run.form
+            );
+        }
+    }
+
     if !report.tool_calls.is_empty() {
         let _ = writeln!(out, "\ntool calls");
         for call in &report.tool_calls {
             let marker = if call.is_error { "error" } else { "ok" };
+            let by = call
+                .decided_by
+                .as_deref()
+                .map(|d| format!(" by {}", plain_text(d)))
+                .unwrap_or_default();
             let verdict = if call.decision == "blocked" {
-                "blocked at tool.before".to_string()
+                format!("blocked{by}")
             } else {
-                format!("host {} → {}", call.host_decision, call.decision)
+                format!("host {} → {}{by}", call.host_decision, call.decision)
             };
             let _ = writeln!(
                 out,
@@ -234,6 +273,9 @@ pub fn render(report: &TurnReport) -> String {
         }
         TurnStatus::Failed { point, error } => {
             let _ = writeln!(out, "result: FAILED at {point}: {}", indent(error, 8));
+        }
+        TurnStatus::Cancelled => {
+            let _ = writeln!(out, "result: cancelled");
         }
     }
     for log in &report.logs {
