@@ -368,7 +368,7 @@ fn every_json_failure_has_the_one_shape() {
                 "/no/such/dir",
                 "--json",
             ],
-            "usage",
+            "session.workspace_missing",
         ),
     ] {
         let out = sb.run(&args);
@@ -587,12 +587,13 @@ fn dev_turn_refuses_a_workspace_that_does_not_exist() {
         "--workspace",
         "/no/such/workspace",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("/no/such/workspace: no such directory"),
-        "{}",
-        stderr(&out)
+        err.contains("workspace /no/such/workspace: not a directory"),
+        "{err}"
     );
+    assert!(err.contains("[session.workspace_missing]"), "{err}");
     assert!(out.stdout.is_empty());
 }
 
