@@ -567,6 +567,10 @@ fn doctor_tells_a_linked_plugin_to_rebuild_not_to_reinstall() {
             .contains("build the runtime binary"),
         "{v}"
     );
+    // The workspace doctor says the same.
+    let caps = text(&sb.run(&["doctor", "capabilities", "--json"]).stdout);
+    assert!(caps.contains("plugin.runtime_command_missing"), "{caps}");
+    assert!(caps.contains("no reinstall is needed"), "{caps}");
 
     // A copy still needs the reinstall.
     let sb = Sandbox::new();

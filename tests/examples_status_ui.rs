@@ -33,6 +33,9 @@ fn a_turn_publishes_status_and_card_and_offers_the_action() {
     );
     assert_eq!(
         report["uiActions"],
-        json!([{"command": "/status-ui:reset", "plugin": "status-ui", "actionId": "reset", "label": "Reset the input counters"}])
+        json!([
+            {"command": "/status-ui:rename", "plugin": "status-ui", "actionId": "rename", "label": "Name the counter (asks with a form)"},
+            {"command": "/status-ui:reset", "plugin": "status-ui", "actionId": "reset", "label": "Reset the input counters"}
+        ])
     );
 }

@@ -136,7 +136,10 @@ fn management_commands_and_exit_codes_follow_a_3() {
     assert_eq!(list.code, 0);
     assert_eq!(
         list.stdout.trim(),
-        format!("managed\tenabled\t1.2.3\t{}", root.display())
+        format!(
+            "managed\tenabled\t1.2.3\t{}\tFULL TRUST runtime",
+            root.display()
+        )
     );
     let disabled = o.reasonix(&["plugin", "disable", "managed"]);
     assert_eq!(

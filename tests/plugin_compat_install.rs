@@ -7,7 +7,6 @@
 mod plugin_common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use plugin_common::*;
 use serde_json::Value;
@@ -267,10 +266,14 @@ fn official_marketplace_is_selectable_by_name_despite_its_size() {
     let market = fixture("anthropics__claude-plugins-official");
     let (code, out) = sb.json(&["plugin", "install", &market, "--dry-run", "--json"]);
     assert_ne!(code, 0);
+    let error = out["error"].as_str().unwrap();
+    assert!(error.contains("lists 286 plugins"), "{out}");
+    // Ten names and the count, not 286 names on one line.
     assert!(
-        out["error"].as_str().unwrap().contains("lists 286 plugins"),
-        "{out}"
+        error.contains("286 plugins: ") && error.ends_with("and 276 more)"),
+        "{error}"
     );
+    assert!(error.len() < 600, "{} bytes: {error}", error.len());
     assert_eq!(out["errorCode"], "install.unsupported_source");
     for name in ["github", "context7"] {
         let (code, done) = sb.json(&[
@@ -318,53 +321,12 @@ fn a_package_that_maps_nothing_is_blocked_and_not_recorded() {
     assert!(!sb.home.join("plugins/nothing").exists());
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// A bare repository `<base>/<owner>/<repo>.git` with `files` committed; returns the commit.
-fn repo(base: &Path, owner: &str, repo: &str, files: &[(&str, &str)]) -> String {
-    let bare = base.join(owner).join(format!("{repo}.git"));
-    std::fs::create_dir_all(&bare).unwrap();
-    git(&bare, &["init", "--bare", "-q"]);
-    git(&bare, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
-    let work = base.join("work").join(owner).join(repo);
-    std::fs::create_dir_all(&work).unwrap();
-    git(&work, &["init", "-q"]);
-    for (path, body) in files {
-        write(&work.join(path), body);
-    }
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "init"]);
-    git(&work, &["push", "-q", bare.to_str().unwrap(), "HEAD:main"]);
-    git(&work, &["rev-parse", "HEAD"])
-}
-
 #[test]
 fn git_marketplace_expands_relative_url_and_git_subdir_entries() {
     let sb = Sandbox::new();
     let base = sb.dir.path().join("github");
     let skill = "---\ndescription: s\n---\n";
-    let other = repo(
+    let other = bare_repo(
         &base,
         "acme",
         "tools",
@@ -389,7 +351,7 @@ fn git_marketplace_expands_relative_url_and_git_subdir_entries() {
             {{"name":"npm-thing","source":{{"source":"npm","package":"x"}}}}
         ]}}"#
     );
-    let market_commit = repo(
+    let market_commit = bare_repo(
         &base,
         "acme",
         "market",
@@ -429,16 +391,17 @@ fn git_marketplace_expands_relative_url_and_git_subdir_entries() {
                 market_commit.as_str()
             ),
             (
-                "remote-url",
-                &*format!("https://github.com/acme/tools/tree/{other}"),
-                other.as_str()
-            ),
-            (
                 "remote-subdir",
                 &*format!("https://github.com/acme/tools/tree/{other}/nested/sub"),
                 other.as_str()
             ),
-        ]
+            (
+                "remote-url",
+                &*format!("https://github.com/acme/tools/tree/{other}"),
+                other.as_str()
+            ),
+        ],
+        "actions are sorted by entry name"
     );
     let warnings = plan["warnings"].to_string();
     assert!(

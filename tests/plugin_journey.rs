@@ -74,7 +74,12 @@ fn starter_journey() {
 
     // 3. list (TSV) and list --json.
     let list = sb.ok(&["plugin", "list"]);
-    assert_eq!(list, format!("starter\tenabled\t0.1.0\t{src_s}\n"));
+    // The fifth column: what it contributes, its runtime flagged FULL TRUST.
+    let contributes = "1 skills / 1 commands / 1 prompts / 1 themes / FULL TRUST runtime";
+    assert_eq!(
+        list,
+        format!("starter\tenabled\t0.1.0\t{src_s}\t{contributes}\n")
+    );
     let (_, lj) = sb.json(&["plugin", "list", "--json"]);
     assert_eq!(lj["plugins"][0]["state"], "enabled");
 
@@ -118,7 +123,7 @@ fn starter_journey() {
     );
     assert_eq!(
         sb.ok(&["plugin", "list"]),
-        format!("starter\tdisabled\t0.1.0\t{src_s}\n")
+        format!("starter\tdisabled\t0.1.0\t{src_s}\t{contributes}\n")
     );
     assert_eq!(sb.ok(&["plugin", "enable", "starter"]), "enabled starter\n");
 

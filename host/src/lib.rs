@@ -1,4 +1,5 @@
 //! The Reasonix plugin host: package management and the extension runtime.
+pub mod capabilities;
 pub mod cli;
 pub mod config;
 pub mod export;

@@ -298,3 +298,54 @@ pub fn last_json(out: &Output) -> serde_json::Value {
     });
     serde_json::from_str(line).unwrap_or_else(|e| panic!("bad JSON ({e}): {line}"))
 }
+
+/// `git <args>` in `dir` with a fixed identity and no user or system config.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A bare repository `<base>/<owner>/<repo>.git` (what `REASONIX_GITHUB_BASE=file://<base>`
+/// serves as `https://github.com/<owner>/<repo>`) with `files` committed on
+/// `main`; returns the commit. Symlinks are `("path", "-> target")`.
+pub fn bare_repo(base: &Path, owner: &str, repo: &str, files: &[(&str, &str)]) -> String {
+    let bare = base.join(owner).join(format!("{repo}.git"));
+    fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "-q"]);
+    git(&bare, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let work = base.join("work").join(owner).join(repo);
+    fs::create_dir_all(&work).unwrap();
+    git(&work, &["init", "-q"]);
+    for (path, body) in files {
+        let target = work.join(path);
+        match body.strip_prefix("-> ") {
+            Some(link) => {
+                fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::os::unix::fs::symlink(link, &target).unwrap();
+            }
+            None => write(&target, body),
+        }
+    }
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "init"]);
+    git(&work, &["push", "-q", bare.to_str().unwrap(), "HEAD:main"]);
+    git(&work, &["rev-parse", "HEAD"])
+}

@@ -10,8 +10,9 @@
 //! - [`compat`]: Claude (`.claude-plugin/plugin.json`) and Codex
 //!   (`.codex-plugin/plugin.json`) packages, mapped leniently.
 //! - [`inventory`]: skill/command/prompt/agent discovery inside declared roots.
-//! - [`marketplace`]: Claude `.claude-plugin/marketplace.json` catalogues.
+//! - [`marketplace`]: Claude and Codex marketplace catalogues.
 //! - [`paths`]: the path rules (lexical and symlink residency, theme globs).
+//! - [`themes`]: what the theme reader accepts, rejects or drops.
 
 pub mod compat;
 pub mod inventory;
@@ -19,5 +20,6 @@ pub mod manifest;
 pub mod marketplace;
 pub mod package;
 pub mod paths;
+pub mod themes;
 
 pub use package::*;

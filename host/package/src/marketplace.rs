@@ -1,15 +1,24 @@
-//! Claude plugin marketplaces (`.claude-plugin/marketplace.json`): parsing,
-//! validation and entry selection.
+//! Plugin marketplaces: Claude's `.claude-plugin/marketplace.json` and
+//! Codex's `.agents/plugins/marketplace.json`. Parsing, validation and entry
+//! selection.
 //!
-//! A marketplace lists plugins with a source each. Relative string sources
-//! live in the same repository; `url` sources name another GitHub repository
-//! pinned to a full commit; `git-subdir` sources name a directory inside
-//! another GitHub repository. Anything else is kept as an unsupported entry:
-//! skipped (with its reason) when installing the whole marketplace, an error
-//! when selected by name.
+//! A marketplace lists plugins with a source each. Relative sources (a path
+//! string, or Codex's `{"source": "local", "path": …}`) live in the same
+//! repository; `url` sources name another GitHub repository pinned to a full
+//! commit; `git-subdir` sources name a directory inside another GitHub
+//! repository. Entries are judged as upstream judges Claude marketplaces:
 //!
-//! Unlike upstream, selection happens before the entry limit is applied, so a
-//! single plugin of a large marketplace can still be installed by name.
+//! - an entry with an empty or invalid name is skipped with a warning;
+//! - a source this implementation cannot install (an external URL string, an
+//!   npm object, `strict: false`, a Codex entry marked `NOT_AVAILABLE`) is
+//!   skipped with a warning naming the entry and the reason;
+//! - a relative source that escapes the marketplace (or names its root) and a
+//!   duplicated name refuse the whole plan;
+//! - a selected entry (`--name`) that would be skipped is an error instead.
+//!
+//! Unlike upstream, the 64-entry cap bounds bulk installs only: `--name`
+//! selects one entry of a larger marketplace (the official Claude and Codex
+//! catalogues list 180–290 plugins).
 
 use std::path::Path;
 
@@ -18,22 +27,55 @@ use serde_json::Value;
 use crate::compat::{json, paths};
 use crate::inventory::names::is_valid_name;
 
-/// Path of the marketplace file inside a repository or directory.
+/// Path of a Claude marketplace file inside a repository or directory.
 pub const MARKETPLACE_PATH: &str = ".claude-plugin/marketplace.json";
+/// Path of a Codex marketplace file inside a repository or directory.
+pub const CODEX_MARKETPLACE_PATH: &str = ".agents/plugins/marketplace.json";
 
-/// Most plugins one install may expand to.
+/// Most plugins one bulk install may expand to.
 pub const MAX_ENTRIES: usize = 64;
+
+/// Most names an error message lists before it just counts the rest.
+pub const MAX_LISTED_NAMES: usize = 10;
+
+/// Which marketplace file a catalogue was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Claude,
+    Codex,
+}
+
+impl Format {
+    /// The marketplace file, relative to the marketplace root.
+    pub fn path(self) -> &'static str {
+        match self {
+            Format::Claude => MARKETPLACE_PATH,
+            Format::Codex => CODEX_MARKETPLACE_PATH,
+        }
+    }
+
+    /// `Claude` / `Codex`, as warnings spell it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Claude => "Claude",
+            Format::Codex => "Codex",
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marketplace {
     pub name: String,
-    /// `metadata.pluginRoot`, cleaned (prefix of relative sources).
+    pub format: Format,
+    /// `metadata.pluginRoot` (Claude only), cleaned lexically; may contain `..`
+    /// as long as every joined source stays inside the marketplace.
     pub plugin_root: Option<String>,
     pub entries: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The entry's name, trimmed; possibly empty or invalid (judged at selection).
     pub name: String,
     pub description: Option<String>,
     pub source: EntrySource,
@@ -61,8 +103,12 @@ pub enum EntrySource {
         git_ref: Option<String>,
         sha: Option<String>,
     },
-    /// A source this implementation cannot install, and why.
+    /// A source this implementation cannot install, and why: skipped in a
+    /// bulk install, an error when selected.
     Unsupported(String),
+    /// A broken relative source (absolute, escaping, the root itself):
+    /// refuses any plan that includes the entry.
+    Invalid(String),
 }
 
 impl EntrySource {
@@ -101,84 +147,130 @@ impl EntrySource {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MarketplaceError {
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
-    #[error("marketplace {marketplace:?} has no plugin named {name:?} (available: {available})")]
+    #[error("{file}: {path}: {message}")]
+    Invalid {
+        file: &'static str,
+        path: String,
+        message: String,
+    },
+    #[error("marketplace {marketplace:?} has no plugin named {name:?} (it lists {available})")]
     NoSuchEntry {
         marketplace: String,
         name: String,
+        /// A sample of the names (see [`sample_names`]).
         available: String,
     },
     #[error("marketplace plugin {name:?} cannot be installed: {reason}")]
     Unsupported { name: String, reason: String },
+    #[error("marketplace plugin {name:?}: {reason}")]
+    InvalidEntry { name: String, reason: String },
     #[error(
-        "marketplace {marketplace:?} lists {count} plugins, more than the {max} one install may expand to; select one with --name"
+        "marketplace {marketplace:?} lists {count} plugins, more than the {max} one install may expand to; select one with --name (it lists {sample})"
     )]
     TooManyEntries {
         marketplace: String,
         count: usize,
         max: usize,
+        sample: String,
     },
 }
 
-/// The entries to install, and the ones skipped in a bulk install.
+/// The entries to install (sorted by name), and a warning for each entry a
+/// bulk install skipped (sorted, deduplicated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     pub entries: Vec<Entry>,
-    /// `(entry name, reason)` for every unsupported entry left out.
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<String>,
 }
 
-/// Read `<dir>/.claude-plugin/marketplace.json`; `Ok(None)` when there is none.
-pub fn read(dir: &Path) -> Result<Option<Marketplace>, MarketplaceError> {
-    let path = dir.join(MARKETPLACE_PATH);
-    match json::read_file(&path) {
-        Ok(None) => Ok(None),
-        Ok(Some(doc)) => parse_value(&doc).map(Some),
-        Err(message) => Err(MarketplaceError::Invalid {
-            path: MARKETPLACE_PATH.into(),
-            message,
-        }),
+/// At most [`MAX_LISTED_NAMES`] names and how many there are in all:
+/// `a, b, c` or `286 plugins: a, b, …, j and 276 more`.
+pub fn sample_names<S: AsRef<str>>(names: &[S], noun: &str) -> String {
+    let shown: Vec<&str> = names
+        .iter()
+        .take(MAX_LISTED_NAMES)
+        .map(AsRef::as_ref)
+        .collect();
+    if names.len() <= MAX_LISTED_NAMES {
+        return shown.join(", ");
     }
+    format!(
+        "{} {noun}: {} and {} more",
+        names.len(),
+        shown.join(", "),
+        names.len() - MAX_LISTED_NAMES
+    )
 }
 
-/// Parse and validate marketplace JSON text.
+/// Read the marketplace at `dir`: `.claude-plugin/marketplace.json` (upstream's
+/// format) first, then `.agents/plugins/marketplace.json`; `Ok(None)` when
+/// there is neither.
+pub fn read(dir: &Path) -> Result<Option<Marketplace>, MarketplaceError> {
+    for format in [Format::Claude, Format::Codex] {
+        match json::read_file(&dir.join(format.path())) {
+            Ok(None) => continue,
+            Ok(Some(doc)) => return parse_value(&doc, format).map(Some),
+            Err(message) => {
+                return Err(MarketplaceError::Invalid {
+                    file: format.path(),
+                    path: "(file)".into(),
+                    message,
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Which marketplace file `dir` holds, if any (the one [`read`] would use).
+pub fn format_at(dir: &Path) -> Option<Format> {
+    [Format::Claude, Format::Codex]
+        .into_iter()
+        .find(|f| dir.join(f.path()).is_file())
+}
+
+/// Parse and validate Claude marketplace JSON text.
 pub fn parse(text: &str) -> Result<Marketplace, MarketplaceError> {
+    parse_as(text, Format::Claude)
+}
+
+/// Parse and validate marketplace JSON text of the given format.
+pub fn parse_as(text: &str, format: Format) -> Result<Marketplace, MarketplaceError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| MarketplaceError::Invalid {
-        path: MARKETPLACE_PATH.into(),
+        file: format.path(),
+        path: "(file)".into(),
         message: e.to_string(),
     })?;
-    parse_value(&doc)
+    parse_value(&doc, format)
 }
 
-fn invalid(path: impl Into<String>, message: impl Into<String>) -> MarketplaceError {
-    MarketplaceError::Invalid {
-        path: path.into(),
-        message: message.into(),
-    }
-}
-
-fn parse_value(doc: &Value) -> Result<Marketplace, MarketplaceError> {
+fn parse_value(doc: &Value, format: Format) -> Result<Marketplace, MarketplaceError> {
+    let invalid = |path: String, message: &str| MarketplaceError::Invalid {
+        file: format.path(),
+        path,
+        message: message.to_owned(),
+    };
     let Value::Object(top) = doc else {
-        return Err(invalid(MARKETPLACE_PATH, "must be a JSON object"));
+        return Err(invalid("(file)".into(), "must be a JSON object"));
     };
     let name = match json::get(top, "name") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
-        _ => return Err(invalid("name", "required non-empty string")),
+        _ => return Err(invalid("name".into(), "required non-empty string")),
     };
-    let plugin_root = match json::get(top, "metadata") {
-        Some(Value::Object(meta)) => match json::get(meta, "pluginRoot") {
+    let plugin_root = match (format, json::get(top, "metadata")) {
+        (Format::Claude, Some(Value::Object(meta))) => match json::get(meta, "pluginRoot") {
             None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.trim().is_empty() => None,
             Some(Value::String(s)) => {
-                Some(paths::clean_relative(s).map_err(|e| invalid("metadata.pluginRoot", e))?)
+                Some(clean_lexically(s).map_err(|e| invalid("metadata.pluginRoot".into(), &e))?)
             }
-            Some(_) => return Err(invalid("metadata.pluginRoot", "must be a string")),
+            Some(_) => return Err(invalid("metadata.pluginRoot".into(), "must be a string")),
         },
         _ => None,
     };
     let plugins = match json::get(top, "plugins") {
         Some(Value::Array(p)) if !p.is_empty() => p,
-        _ => return Err(invalid("plugins", "required non-empty array")),
+        _ => return Err(invalid("plugins".into(), "required non-empty array")),
     };
     let mut entries: Vec<Entry> = Vec::with_capacity(plugins.len());
     for (i, plugin) in plugins.iter().enumerate() {
@@ -187,26 +279,15 @@ fn parse_value(doc: &Value) -> Result<Marketplace, MarketplaceError> {
             return Err(invalid(at, "must be an object"));
         };
         let entry_name = match json::get(plugin, "name") {
-            Some(Value::String(s)) if is_valid_name(s.trim()) => s.trim().to_owned(),
-            Some(Value::String(s)) => {
-                return Err(invalid(
-                    format!("{at}.name"),
-                    format!("invalid plugin name {s:?}"),
-                ));
-            }
-            _ => return Err(invalid(format!("{at}.name"), "required string")),
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.trim().to_owned(),
+            Some(_) => return Err(invalid(format!("{at}.name"), "must be a string")),
         };
-        if entries.iter().any(|e| e.name == entry_name) {
-            return Err(invalid(
-                format!("{at}.name"),
-                format!("duplicate plugin name {entry_name:?}"),
-            ));
-        }
         let description = match json::get(plugin, "description") {
             Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
             _ => None,
         };
-        let source = entry_source(json::get(plugin, "source"), plugin_root.as_deref(), plugin);
+        let source = entry_source(format, plugin_root.as_deref(), plugin);
         entries.push(Entry {
             name: entry_name,
             description,
@@ -215,13 +296,14 @@ fn parse_value(doc: &Value) -> Result<Marketplace, MarketplaceError> {
     }
     Ok(Marketplace {
         name,
+        format,
         plugin_root,
         entries,
     })
 }
 
 fn entry_source(
-    source: Option<&Value>,
+    format: Format,
     plugin_root: Option<&str>,
     plugin: &serde_json::Map<String, Value>,
 ) -> EntrySource {
@@ -230,7 +312,16 @@ fn entry_source(
             "\"strict\": false entries define the plugin inside the marketplace, which is not supported".into(),
         );
     }
-    match source {
+    if format == Format::Codex
+        && let Some(Value::Object(policy)) = json::get(plugin, "policy")
+        && matches!(json::get(policy, "installation"), Some(Value::String(p)) if p == "NOT_AVAILABLE")
+    {
+        return EntrySource::Unsupported(
+            "the marketplace marks it not available for install (policy.installation NOT_AVAILABLE)"
+                .into(),
+        );
+    }
+    match json::get(plugin, "source") {
         Some(Value::String(s)) => relative_source(s, plugin_root),
         Some(Value::Object(obj)) => {
             let kind = match json::get(obj, "source") {
@@ -240,6 +331,11 @@ fn entry_source(
             match kind.as_str() {
                 "url" => url_source(obj),
                 "git-subdir" => git_subdir_source(obj),
+                // Codex's spelling of a path inside the marketplace.
+                "local" if format == Format::Codex => match json::get(obj, "path") {
+                    Some(Value::String(p)) => relative_source(p, None),
+                    _ => EntrySource::Invalid("local source has no \"path\" string".into()),
+                },
                 "" => EntrySource::Unsupported("source object has no \"source\" kind".into()),
                 other => EntrySource::Unsupported(format!(
                     "source kind {other:?} is not supported (use a relative path, \"url\" or \"git-subdir\")"
@@ -251,32 +347,60 @@ fn entry_source(
     }
 }
 
+/// Lexical cleaning that keeps leading `..` (so the caller decides whether
+/// the result escapes); refuses empty, absolute and drive paths.
+fn clean_lexically(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err("is empty".into());
+    }
+    let normalized = trimmed.replace('\\', "/");
+    let b = normalized.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if normalized.starts_with('/') || drive {
+        return Err(format!(
+            "{trimmed:?} must be a relative path inside the marketplace repository"
+        ));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in normalized.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    Ok(if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// A path string inside the marketplace (upstream's rules): external URLs are
+/// unsupported; absolute paths, `..` escapes and the root itself are invalid.
 fn relative_source(raw: &str, plugin_root: Option<&str>) -> EntrySource {
     let trimmed = raw.trim();
     if trimmed.contains("://") || trimmed.starts_with("git@") {
         return EntrySource::Unsupported(format!(
-            "external source {trimmed:?} is not a path inside this marketplace"
+            "external source {trimmed:?} must use a pinned URL object"
         ));
     }
-    match paths::clean_relative(trimmed) {
-        Ok(p) if p == "." => {
-            return EntrySource::Unsupported(format!(
-                "source {trimmed:?} names the marketplace root itself"
-            ));
-        }
-        Err(e) => return EntrySource::Unsupported(format!("source {trimmed:?}: {e}")),
-        Ok(_) => {}
-    }
-    let joined = match plugin_root {
-        Some(root) if root != "." => format!("{root}/{trimmed}"),
-        _ => trimmed.to_owned(),
+    let source = match clean_lexically(trimmed) {
+        Ok(s) => s,
+        Err(e) => return EntrySource::Invalid(format!("source {e}")),
     };
-    match paths::clean_relative(&joined) {
-        Ok(p) if p == "." => EntrySource::Unsupported(format!(
-            "source {trimmed:?} names the marketplace root itself"
+    let joined = match plugin_root {
+        Some(root) if root != "." => format!("{root}/{source}"),
+        _ => source,
+    };
+    match clean_lexically(&joined) {
+        Ok(p) if p != "." && p != ".." && !p.starts_with("../") => EntrySource::Relative(p),
+        _ => EntrySource::Invalid(format!(
+            "source {trimmed:?} escapes or does not identify a plugin subdirectory"
         )),
-        Ok(p) => EntrySource::Relative(p),
-        Err(e) => EntrySource::Unsupported(format!("source {trimmed:?}: {e}")),
     }
 }
 
@@ -441,62 +565,112 @@ pub fn check_ref_format(r: &str) -> Result<(), String> {
 }
 
 impl Marketplace {
-    /// Choose what to install: the entry named `name`, or every supported
-    /// entry. The entry limit applies to what was selected.
+    /// Choose what to install: the entry named `name`, or every installable
+    /// entry (at most [`MAX_ENTRIES`] listed). Entries come back sorted by name.
     pub fn select(&self, name: Option<&str>) -> Result<Selection, MarketplaceError> {
-        let selection = match name {
-            Some(name) => {
-                let entry = self
-                    .entries
-                    .iter()
-                    .find(|e| e.name == name)
-                    .ok_or_else(|| MarketplaceError::NoSuchEntry {
-                        marketplace: self.name.clone(),
-                        name: name.to_owned(),
-                        available: self
-                            .entries
-                            .iter()
-                            .map(|e| e.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })?;
-                if let EntrySource::Unsupported(reason) = &entry.source {
-                    return Err(MarketplaceError::Unsupported {
+        match name {
+            Some(name) => self.select_one(name.trim()),
+            None => self.select_all(),
+        }
+    }
+
+    fn select_one(&self, name: &str) -> Result<Selection, MarketplaceError> {
+        let mut matching = self.entries.iter().filter(|e| e.name == name);
+        let Some(entry) = matching.next() else {
+            let names: Vec<&str> = self
+                .entries
+                .iter()
+                .map(|e| e.name.as_str())
+                .filter(|n| is_valid_name(n))
+                .collect();
+            return Err(MarketplaceError::NoSuchEntry {
+                marketplace: self.name.clone(),
+                name: name.to_owned(),
+                available: sample_names(&names, "plugins"),
+            });
+        };
+        if matching.next().is_some() {
+            return Err(self.duplicate(name));
+        }
+        if !is_valid_name(&entry.name) {
+            return Err(MarketplaceError::InvalidEntry {
+                name: entry.name.clone(),
+                reason: "not a valid plugin name".into(),
+            });
+        }
+        match &entry.source {
+            EntrySource::Unsupported(reason) => Err(MarketplaceError::Unsupported {
+                name: entry.name.clone(),
+                reason: reason.clone(),
+            }),
+            EntrySource::Invalid(reason) => Err(MarketplaceError::InvalidEntry {
+                name: entry.name.clone(),
+                reason: reason.clone(),
+            }),
+            _ => Ok(Selection {
+                entries: vec![entry.clone()],
+                skipped: Vec::new(),
+            }),
+        }
+    }
+
+    fn select_all(&self) -> Result<Selection, MarketplaceError> {
+        if self.entries.len() > MAX_ENTRIES {
+            let names: Vec<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
+            return Err(MarketplaceError::TooManyEntries {
+                marketplace: self.name.clone(),
+                count: self.entries.len(),
+                max: MAX_ENTRIES,
+                sample: sample_names(&names, "plugins"),
+            });
+        }
+        let label = self.format.label();
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for entry in &self.entries {
+            if entry.name.is_empty() {
+                skipped.push(format!(
+                    "skipped {label} marketplace entry with an empty name"
+                ));
+                continue;
+            }
+            if !is_valid_name(&entry.name) {
+                skipped.push(format!(
+                    "skipped {label} marketplace plugin {:?}: not a valid plugin name",
+                    entry.name
+                ));
+                continue;
+            }
+            if !seen.insert(entry.name.as_str()) {
+                return Err(self.duplicate(&entry.name));
+            }
+            match &entry.source {
+                EntrySource::Unsupported(reason) => skipped.push(format!(
+                    "skipped {label} marketplace plugin {:?}: {reason}",
+                    entry.name
+                )),
+                EntrySource::Invalid(reason) => {
+                    return Err(MarketplaceError::InvalidEntry {
                         name: entry.name.clone(),
                         reason: reason.clone(),
                     });
                 }
-                Selection {
-                    entries: vec![entry.clone()],
-                    skipped: Vec::new(),
-                }
+                _ => entries.push(entry.clone()),
             }
-            None => {
-                let (supported, unsupported): (Vec<&Entry>, Vec<&Entry>) = self
-                    .entries
-                    .iter()
-                    .partition(|e| !matches!(e.source, EntrySource::Unsupported(_)));
-                Selection {
-                    entries: supported.into_iter().cloned().collect(),
-                    skipped: unsupported
-                        .into_iter()
-                        .map(|e| match &e.source {
-                            EntrySource::Unsupported(r) => (e.name.clone(), r.clone()),
-                            _ => unreachable!("partitioned on Unsupported"),
-                        })
-                        .collect(),
-                }
-            }
-        };
-        let count = selection.entries.len() + selection.skipped.len();
-        if count > MAX_ENTRIES {
-            return Err(MarketplaceError::TooManyEntries {
-                marketplace: self.name.clone(),
-                count,
-                max: MAX_ENTRIES,
-            });
         }
-        Ok(selection)
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        skipped.sort();
+        skipped.dedup();
+        Ok(Selection { entries, skipped })
+    }
+
+    fn duplicate(&self, name: &str) -> MarketplaceError {
+        MarketplaceError::Invalid {
+            file: self.format.path(),
+            path: "plugins".into(),
+            message: format!("contains duplicate plugin name {name:?}"),
+        }
     }
 }
 
@@ -514,11 +688,42 @@ mod tests {
     fn structure_is_validated() {
         assert!(parse(r#"{"plugins":[{"name":"a","source":"a"}]}"#).is_err());
         assert!(parse(r#"{"name":"m","plugins":[]}"#).is_err());
-        let e = market(r#"[{"name":"bad name","source":"a"}]"#).unwrap_err();
+        let e = market(r#"[{"name":7,"source":"a"}]"#).unwrap_err();
         assert!(e.to_string().contains("plugins[0].name"), "{e}");
-        let e = market(r#"[{"name":"a","source":"a"},{"name":"a","source":"b"}]"#).unwrap_err();
-        assert!(e.to_string().contains("duplicate plugin name"), "{e}");
         assert!(parse("{").is_err());
+        let e = parse_as("[]", Format::Codex).unwrap_err();
+        assert!(e.to_string().starts_with(CODEX_MARKETPLACE_PATH), "{e}");
+    }
+
+    #[test]
+    fn bad_names_are_skipped_and_duplicates_refuse_the_plan() {
+        let m = market(
+            r#"[{"name":"bad name","source":"./x"},{"name":"","source":"./y"},
+                {"name":"ok","source":"./ok"},{"source":"./z"}]"#,
+        )
+        .unwrap();
+        let sel = m.select(None).unwrap();
+        assert_eq!(sel.entries.len(), 1);
+        assert_eq!(
+            sel.skipped,
+            [
+                "skipped Claude marketplace entry with an empty name",
+                "skipped Claude marketplace plugin \"bad name\": not a valid plugin name",
+            ]
+        );
+        let e = m.select(Some("bad name")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marketplace plugin \"bad name\": not a valid plugin name"
+        );
+        let m = market(
+            r#"[{"name":"a","source":"a"},{"name":"a","source":"b"},{"name":"c","source":"c"}]"#,
+        )
+        .unwrap();
+        let e = m.select(None).unwrap_err();
+        assert!(e.to_string().contains("duplicate plugin name \"a\""), "{e}");
+        assert!(m.select(Some("a")).is_err());
+        assert_eq!(m.select(Some("c")).unwrap().entries[0].name, "c");
     }
 
     #[test]
@@ -528,18 +733,79 @@ mod tests {
                 {"name":"a","source":"./a"},{"name":"b","source":"b/"},
                 {"name":"c","source":"/abs"},{"name":"d","source":"../../x"},
                 {"name":"e","source":"."},{"name":"f","source":"https://x.example/r"},
-                {"name":"g","source":"git@github.com:o/r.git"},{"name":"h","source":"C:\\x"}
+                {"name":"g","source":"git@github.com:o/r.git"},{"name":"h","source":"C:\\x"},
+                {"name":"i","source":"../i"}
             ]}"#,
         )
         .unwrap();
-        let got: Vec<_> = m.entries.iter().map(|e| &e.source).collect();
-        assert_eq!(got[0], &EntrySource::Relative("plugins/a".into()));
-        assert_eq!(got[1], &EntrySource::Relative("plugins/b".into()));
-        for (i, e) in got.iter().enumerate().skip(2) {
-            assert!(matches!(e, EntrySource::Unsupported(_)), "{i}: {e:?}");
+        let src = |n: &str| &m.entries.iter().find(|e| e.name == n).unwrap().source;
+        assert_eq!(src("a"), &EntrySource::Relative("plugins/a".into()));
+        assert_eq!(src("b"), &EntrySource::Relative("plugins/b".into()));
+        // `plugins/../i` stays inside the marketplace; `.` under a
+        // pluginRoot names the pluginRoot (upstream joins, then judges).
+        assert_eq!(src("i"), &EntrySource::Relative("i".into()));
+        assert_eq!(src("e"), &EntrySource::Relative("plugins".into()));
+        for n in ["c", "d", "h"] {
+            assert!(
+                matches!(src(n), EntrySource::Invalid(_)),
+                "{n}: {:?}",
+                src(n)
+            );
         }
+        for n in ["f", "g"] {
+            assert!(matches!(src(n), EntrySource::Unsupported(_)), "{n}");
+        }
+        let EntrySource::Invalid(why) = src("d") else {
+            unreachable!()
+        };
+        assert_eq!(
+            why,
+            "source \"../../x\" escapes or does not identify a plugin subdirectory"
+        );
+        // An escaping entry refuses the bulk plan and its own selection, not
+        // the selection of another entry.
+        let e = m.select(None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marketplace plugin \"c\": source \"/abs\" must be a relative path inside the marketplace repository"
+        );
+        assert!(
+            m.select(Some("d"))
+                .unwrap_err()
+                .to_string()
+                .contains("escapes")
+        );
+        assert_eq!(m.select(Some("a")).unwrap().entries.len(), 1);
         let m = market(r#"[{"name":"a","source":"./"}]"#).unwrap();
-        assert!(matches!(m.entries[0].source, EntrySource::Unsupported(_)));
+        assert!(matches!(m.entries[0].source, EntrySource::Invalid(_)));
+    }
+
+    #[test]
+    fn codex_marketplaces() {
+        let m = parse_as(
+            r#"{"name":"openai-curated","interface":{"displayName":"Curated"},"plugins":[
+                {"name":"zeta","source":{"source":"local","path":"./plugins/zeta"},"policy":{"installation":"AVAILABLE"},"category":"Coding"},
+                {"name":"alpha","source":{"source":"local","path":"./plugins/alpha"}},
+                {"name":"gone","source":{"source":"local","path":"./plugins/gone"},"policy":{"installation":"NOT_AVAILABLE"}},
+                {"name":"out","source":{"source":"local","path":"../out"}},
+                {"name":"bare","source":"./plugins/bare"},
+                {"name":"nopath","source":{"source":"local"}}
+            ]}"#,
+            Format::Codex,
+        )
+        .unwrap();
+        assert_eq!(m.format, Format::Codex);
+        let src = |n: &str| &m.entries.iter().find(|e| e.name == n).unwrap().source;
+        assert_eq!(src("zeta"), &EntrySource::Relative("plugins/zeta".into()));
+        assert_eq!(src("bare"), &EntrySource::Relative("plugins/bare".into()));
+        assert!(matches!(src("gone"), EntrySource::Unsupported(_)));
+        assert!(matches!(src("out"), EntrySource::Invalid(_)));
+        assert!(matches!(src("nopath"), EntrySource::Invalid(_)));
+        let e = m.select(Some("gone")).unwrap_err();
+        assert!(e.to_string().contains("NOT_AVAILABLE"), "{e}");
+        let sel = m.select(Some("alpha")).unwrap();
+        assert_eq!(sel.entries[0].name, "alpha");
+        assert!(m.select(None).unwrap_err().to_string().contains("escapes"));
     }
 
     #[test]
@@ -555,6 +821,7 @@ mod tests {
                {{"name":"s5","source":{{"source":"git-subdir","url":"https://github.com/o/r","path":"x","sha":"abc"}}}},
                {{"name":"s6","source":{{"source":"git-subdir","url":"https://github.com/o/r","path":"../x"}}}},
                {{"name":"n","source":{{"source":"npm","package":"x"}}}},
+               {{"name":"l","source":{{"source":"local","path":"./l"}}}},
                {{"name":"st","strict":false,"source":"./st"}}]"#
         ))
         .unwrap();
@@ -580,7 +847,8 @@ mod tests {
             }
         ));
         assert_eq!(src("s3").tree_url(), None);
-        for n in ["u2", "u3", "s4", "s5", "s6", "n", "st"] {
+        // `local` objects are Codex's spelling; a Claude marketplace does not know them.
+        for n in ["u2", "u3", "s4", "s5", "s6", "n", "l", "st"] {
             assert!(
                 matches!(src(n), EntrySource::Unsupported(_)),
                 "{n}: {:?}",
@@ -588,8 +856,16 @@ mod tests {
             );
         }
         let bulk = m.select(None).unwrap();
-        assert_eq!(bulk.entries.len(), 4);
-        assert_eq!(bulk.skipped.len(), 7);
+        let names: Vec<&str> = bulk.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["s", "s2", "s3", "u"], "sorted by name");
+        assert_eq!(bulk.skipped.len(), 8);
+        assert!(
+            bulk.skipped
+                .iter()
+                .all(|w| w.starts_with("skipped Claude marketplace plugin \"")),
+            "{:?}",
+            bulk.skipped
+        );
         assert!(matches!(
             m.select(Some("n")),
             Err(MarketplaceError::Unsupported { .. })
@@ -602,16 +878,26 @@ mod tests {
     }
 
     #[test]
-    fn limit_applies_after_selection() {
+    fn the_cap_bounds_bulk_plans_only_and_messages_list_ten_names() {
         let plugins: Vec<String> = (0..65)
-            .map(|i| format!(r#"{{"name":"p{i}","source":"./p{i}"}}"#))
+            .map(|i| format!(r#"{{"name":"p{i:02}","source":"./p{i}"}}"#))
             .collect();
         let m = market(&format!("[{}]", plugins.join(","))).unwrap();
+        let e = m.select(None).unwrap_err();
         assert!(matches!(
-            m.select(None),
-            Err(MarketplaceError::TooManyEntries { count: 65, .. })
+            e,
+            MarketplaceError::TooManyEntries { count: 65, .. }
         ));
+        assert!(
+            e.to_string()
+                .ends_with("(it lists 65 plugins: p00, p01, p02, p03, p04, p05, p06, p07, p08, p09 and 55 more)"),
+            "{e}"
+        );
         assert_eq!(m.select(Some("p64")).unwrap().entries.len(), 1);
+        let e = m.select(Some("nope")).unwrap_err().to_string();
+        assert!(e.contains("and 55 more"), "{e}");
+        assert!(!e.contains("p10"), "{e}");
+        assert_eq!(sample_names(&["a", "b"], "plugins"), "a, b");
     }
 
     #[test]

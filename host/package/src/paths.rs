@@ -194,6 +194,30 @@ pub struct ThemeFile {
     pub path: String,
 }
 
+/// Whether `rel` names a regular file of the package at `root`: a plain file,
+/// or a symlink that resolves to a regular file inside the package. This is
+/// the copier's materialisation rule (PLUGIN_PACKAGES §a.6.1), so a package
+/// read from its source and from its copy sees the same conventional files;
+/// a link that leaves the package, dangles or names a directory does not count.
+pub fn is_in_tree_file(root: &Path, rel: &str) -> bool {
+    let path = root.join(rel);
+    let Ok(meta) = fs::symlink_metadata(&path) else {
+        return false;
+    };
+    if meta.is_file() {
+        return true;
+    }
+    if !meta.file_type().is_symlink() {
+        return false;
+    }
+    match (fs::canonicalize(root), fs::canonicalize(&path)) {
+        (Ok(root), Ok(target)) => {
+            target.starts_with(&root) && fs::metadata(&target).is_ok_and(|m| m.is_file())
+        }
+        _ => false,
+    }
+}
+
 /// What the on-disk checks found.
 #[derive(Debug, Default)]
 pub struct PathReport {

@@ -582,7 +582,7 @@ fn manifest_v2_runtime_validation() {
         (
             "unknown capability",
             r#"{"command": "./run", "capabilities": ["filesystem"]}"#,
-            r#"runtime.capabilities: unknown capability "filesystem" (want one of: interceptors, strategies, providers, ui, tools, session)"#,
+            r#"runtime.capabilities: unknown capability "filesystem" (want one of: interceptors, strategies, providers, ui, tools)"#,
         ),
         (
             "tools without capability",
@@ -722,7 +722,7 @@ fn manifest_v2_runtime_accepts_boundary_values() {
                     "timeoutMillis": 0,
                     "intercepts": points,
                     "replaces": slots,
-                    "capabilities": ["interceptors", "strategies", "providers", "ui", "tools", "session"]
+                    "capabilities": ["interceptors", "strategies", "providers", "ui", "tools"]
                 }
             })
             .to_string(),
@@ -733,7 +733,7 @@ fn manifest_v2_runtime_accepts_boundary_values() {
         assert_eq!(rt.replaces.len(), 10);
         assert_eq!(rt.priority, priority);
         assert_eq!(rt.timeout_millis(), None, "0 keeps the host defaults");
-        assert_eq!(rt.capabilities.len(), 6);
+        assert_eq!(rt.capabilities.len(), 5);
     }
     let dir = plugin(
         r#"{"apiVersion": "reasonix.io/plugin/v2", "name": "rt-ok",

@@ -563,5 +563,12 @@ fn superpowers_marketplace_points_at_its_own_root() {
         .unwrap()
         .unwrap();
     assert_eq!(m.entries.len(), 1);
-    assert!(matches!(m.entries[0].source, EntrySource::Unsupported(_)));
+    // `"./"` names the marketplace root itself: upstream refuses such an
+    // entry (the root's own manifest is what installs this repository).
+    assert!(
+        matches!(&m.entries[0].source, EntrySource::Invalid(r) if r.contains("does not identify a plugin subdirectory")),
+        "{:?}",
+        m.entries[0].source
+    );
+    assert!(m.select(None).is_err());
 }

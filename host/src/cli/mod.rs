@@ -9,6 +9,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod chat;
 pub mod dev;
+pub mod doctor;
 pub mod logging;
 pub mod output;
 pub mod plugin;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Author and test tools: run one part of a session on its own.
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// Diagnose this workspace: `reasonix doctor capabilities [--json]`.
+    #[command(subcommand)]
+    Doctor(doctor::DoctorCommand),
 }
 
 /// Parse the process arguments and run the chosen command.
@@ -64,6 +68,7 @@ pub fn main() -> ExitCode {
         },
         Command::Chat(args) => chat::run(args),
         Command::Dev(cmd) => dev::run(cmd),
+        Command::Doctor(cmd) => doctor::run(cmd),
     };
     output::finish(code)
 }

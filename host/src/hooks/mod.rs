@@ -151,6 +151,10 @@ pub struct HookRun {
 /// A hook that cannot run on this machine, found before it is ever run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HookRuntimeIssue {
+    /// The stable diagnostics code: `hook.shell_unavailable`,
+    /// `hook.command_not_found`, `hook.missing_context_file` or
+    /// `hook.unprovided_variable`.
+    pub code: &'static str,
     pub event: String,
     pub description: Option<String>,
     pub message: String,
@@ -170,6 +174,7 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
     for hook in &pkg.inventory.hooks {
         for var in unprovided_reasonix_vars(hook) {
             issues.push(HookRuntimeIssue {
+                code: "hook.unprovided_variable",
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message: format!(
@@ -179,10 +184,11 @@ pub fn check_hook_runtime(pkg: &LoadedPackage) -> Vec<HookRuntimeIssue> {
                 remediation: None,
             });
         }
-        if let Some((message, prerequisite, remediation)) =
+        if let Some((code, message, prerequisite, remediation)) =
             runtime_problem(hook, &root, &absolute(&pkg.root))
         {
             issues.push(HookRuntimeIssue {
+                code,
                 event: hook.event.clone(),
                 description: hook.description.clone(),
                 message,
@@ -238,16 +244,17 @@ pub fn unprovided_reasonix_vars(hook: &Hook) -> Vec<String> {
     out
 }
 
-/// `(message, prerequisite, remediation)` for a hook that cannot run.
+/// `(code, message, prerequisite, remediation)` for a hook that cannot run.
 fn runtime_problem(
     hook: &Hook,
     root: &str,
     root_path: &Path,
-) -> Option<(String, bool, Option<String>)> {
+) -> Option<(&'static str, String, bool, Option<String>)> {
     if let Some(ctx) = &hook.context_file {
         let path = root_path.join(expand::plugin_root(ctx, root));
         return (!path.is_file()).then(|| {
             (
+                "hook.missing_context_file",
                 format!("context file {} does not exist", path.display()),
                 false,
                 None,
@@ -274,7 +281,7 @@ fn runtime_problem(
                 ),
                 _ => None,
             };
-            Some((e.to_string(), true, remediation))
+            Some(("hook.shell_unavailable", e.to_string(), true, remediation))
         }
         Ok(launch::Launch::Exec { program, .. }) => {
             let found = if program.contains('/') {
@@ -290,6 +297,7 @@ fn runtime_problem(
             };
             (!found).then(|| {
                 (
+                    "hook.command_not_found",
                     format!("hook executable {program:?} was not found"),
                     false,
                     None,

@@ -57,6 +57,18 @@ fn load(root: &Path) -> InstallResult<LoadedPackage> {
     load_package(root).map_err(package_error)
 }
 
+/// Read a candidate; errors name its source, never the temporary clone or
+/// extraction directory it was read from.
+fn load_candidate(cand: &Candidate) -> InstallResult<LoadedPackage> {
+    load(&cand.root).map_err(|mut e| {
+        let root = cand.root.to_string_lossy();
+        if root != cand.source.as_str() {
+            e.message = e.message.replace(root.as_ref(), &cand.source);
+        }
+        e
+    })
+}
+
 fn plan_candidate(
     home: &ReasonixHome,
     req: &InstallRequest,
@@ -64,7 +76,7 @@ fn plan_candidate(
     warnings: &mut Vec<String>,
     progress: &Progress,
 ) -> InstallResult<Planned> {
-    let pkg = load(&cand.root)?;
+    let pkg = load_candidate(cand)?;
     let name = match (&cand.expected_name, &req.name) {
         (Some(fixed), _) => fixed.clone(),
         (None, Some(n)) => n.trim().to_string(),
@@ -379,13 +391,13 @@ fn apply_action(
             ),
         ));
     }
-    let pkg = load(&cand.root)?;
+    let pkg = load_candidate(cand)?;
     if pkg.kind != reasonix_package::ManifestKind::Reasonix && Counts::of(&pkg).mapped_total() == 0
     {
         return Err(InstallError::new(
             ErrorCode::InvalidManifest,
             format!(
-                "plugin {:?} no longer has any Reasonix-compatible capabilities",
+                "plugin {:?} no longer has any compatible capabilities",
                 action.name
             ),
         ));

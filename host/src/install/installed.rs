@@ -35,6 +35,50 @@ impl Installed {
     }
 }
 
+impl Installed {
+    /// What the package contributes, on one line (the fifth column of `plugin
+    /// list`): counts of what it has, then its runtime flagged `FULL TRUST`
+    /// (native sidecar) or `SANDBOXED` (wasm component) with the tools it
+    /// serves, e.g. `1 skills / 2 hooks / FULL TRUST runtime (tools: greet)`.
+    pub fn summary(&self) -> String {
+        let pkg = match &self.package {
+            Ok(p) => p,
+            Err(e) => return format!("invalid: {}", e.replace('\n', "; ")),
+        };
+        let c = super::plan::Counts::of(pkg);
+        let mut parts: Vec<String> = [
+            (c.skills, "skills"),
+            (c.commands, "commands"),
+            (c.prompts, "prompts"),
+            (c.agents, "agents"),
+            (c.hooks, "hooks"),
+            (c.mcp, "MCP"),
+            (c.themes, "themes"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if let Some(rt) = super::plan::runtime_info(pkg) {
+            let trust = if rt.sandbox.is_some() {
+                "SANDBOXED runtime"
+            } else {
+                "FULL TRUST runtime"
+            };
+            parts.push(if rt.tools.is_empty() {
+                trust.to_owned()
+            } else {
+                format!("{trust} (tools: {})", rt.tools.join(", "))
+            });
+        }
+        if parts.is_empty() {
+            "no exported capabilities".into()
+        } else {
+            parts.join(" / ")
+        }
+    }
+}
+
 fn repair_hint(name: &str) -> String {
     format!(
         "Repair with `reasonix plugin install <source> --name {name} --replace --yes`, or `reasonix plugin remove {name} --yes`"

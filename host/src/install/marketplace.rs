@@ -1,15 +1,18 @@
-//! Expanding a Claude marketplace (`.claude-plugin/marketplace.json` at a
-//! source root without a plugin manifest) into one install candidate per
-//! selected plugin.
+//! Expanding a marketplace — a source root without a plugin manifest that
+//! holds `.claude-plugin/marketplace.json` (Claude) or
+//! `.agents/plugins/marketplace.json` (Codex) — into one install candidate
+//! per selected plugin, sorted by name.
 //!
 //! Relative entries come from the same directory or clone; `url` and
 //! `git-subdir` entries are cloned on their own and pinned to the commit they
-//! resolve to. `--name` selects one entry before the entry limit applies.
+//! resolve to. `--name` selects one entry, whatever the marketplace's size.
 //! In a bulk install, entries that cannot be installed here are skipped with
-//! a warning; a selected one is an error.
+//! a warning naming the entry and the reason; a selected one is an error.
 use std::path::{Path, PathBuf};
 
-use reasonix_package::marketplace::{self, Entry, EntrySource, Marketplace, MarketplaceError};
+use reasonix_package::marketplace::{
+    self, Entry, EntrySource, Marketplace, MarketplaceError, sample_names,
+};
 
 use super::error::{ErrorCode, InstallError, InstallResult};
 use super::github::GitHubSource;
@@ -23,21 +26,44 @@ pub struct Expansion {
     pub temps: Vec<tempfile::TempDir>,
 }
 
+const MANIFESTS: [&str; 3] = [
+    reasonix_package::manifest::MANIFEST_FILE,
+    reasonix_package::CODEX_MANIFEST,
+    reasonix_package::CLAUDE_MANIFEST,
+];
+
+/// Whether `dir` holds a plugin manifest of any kind.
+pub fn has_manifest(dir: &Path) -> bool {
+    MANIFESTS
+        .iter()
+        .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
+}
+
 /// A directory is a marketplace root when it has a marketplace file and no
 /// plugin manifest of its own (a manifest always wins).
 pub fn is_marketplace_root(dir: &Path) -> bool {
-    let manifests = [
-        reasonix_package::manifest::MANIFEST_FILE,
-        reasonix_package::CODEX_MANIFEST,
-        reasonix_package::CLAUDE_MANIFEST,
-    ];
-    !manifests.iter().any(|m| dir.join(m).exists())
-        && dir.join(marketplace::MARKETPLACE_PATH).is_file()
+    !has_manifest(dir) && marketplace::format_at(dir).is_some()
+}
+
+/// The refusal for a source root that is neither a package nor a marketplace.
+/// `source` is how the user spelled it (never a temporary clone path).
+pub fn not_a_package(source: &str) -> InstallError {
+    InstallError::new(
+        ErrorCode::ManifestMissing,
+        format!(
+            "{source} has no plugin manifest ({}) and no marketplace ({} or {})",
+            MANIFESTS.join(", "),
+            marketplace::MARKETPLACE_PATH,
+            marketplace::CODEX_MARKETPLACE_PATH
+        ),
+    )
 }
 
 fn market_error(e: MarketplaceError) -> InstallError {
     let code = match &e {
-        MarketplaceError::Invalid { .. } => ErrorCode::InvalidManifest,
+        MarketplaceError::Invalid { .. } | MarketplaceError::InvalidEntry { .. } => {
+            ErrorCode::InvalidManifest
+        }
         MarketplaceError::NoSuchEntry { .. } => ErrorCode::NameMismatch,
         MarketplaceError::Unsupported { .. } | MarketplaceError::TooManyEntries { .. } => {
             ErrorCode::UnsupportedSource
@@ -48,9 +74,12 @@ fn market_error(e: MarketplaceError) -> InstallError {
             "Install one plugin of the marketplace with --name <plugin>."
         }
         MarketplaceError::NoSuchEntry { .. } => "Pass --name with one of the listed plugins.",
+        MarketplaceError::InvalidEntry { .. } => {
+            "Fix that entry of the marketplace file, or install another entry with --name <plugin>."
+        }
         _ => "",
     };
-    let err = InstallError::new(code, format!("{}: {e}", marketplace::MARKETPLACE_PATH));
+    let err = InstallError::new(code, e.to_string());
     if next.is_empty() {
         err
     } else {
@@ -58,34 +87,16 @@ fn market_error(e: MarketplaceError) -> InstallError {
     }
 }
 
-/// Read and select: entries in install order (relative ones first, since
-/// they share the marketplace's own checkout) and skip warnings.
+/// Read and select: entries in install order (by name) and skip warnings.
 pub fn select(
     dir: &Path,
     name: Option<&str>,
 ) -> InstallResult<(Marketplace, Vec<Entry>, Vec<String>)> {
     let market = marketplace::read(dir)
         .map_err(market_error)?
-        .ok_or_else(|| {
-            InstallError::new(
-                ErrorCode::SourceUnreadable,
-                format!("{} has no {}", dir.display(), marketplace::MARKETPLACE_PATH),
-            )
-        })?;
+        .ok_or_else(|| not_a_package(&dir.display().to_string()))?;
     let selection = market.select(name).map_err(market_error)?;
-    let warnings = selection
-        .skipped
-        .iter()
-        .map(|(entry, reason)| {
-            format!(
-                "marketplace {:?}: plugin {entry:?} skipped: {reason}",
-                market.name
-            )
-        })
-        .collect();
-    let mut entries = selection.entries;
-    entries.sort_by_key(|e| !matches!(e.source, EntrySource::Relative(_)));
-    Ok((market, entries, warnings))
+    Ok((market, selection.entries, selection.skipped))
 }
 
 /// Whether the selection for `name` contains an entry of the marketplace's own tree.
@@ -148,8 +159,10 @@ pub fn expand(
             Ok(c) => out.candidates.push(c),
             Err(e) if !selected && !matches!(entry.source, EntrySource::Relative(_)) => {
                 warnings.push(format!(
-                    "marketplace {:?}: plugin {:?} skipped: {}",
-                    market.name, entry.name, e.message
+                    "skipped {} marketplace plugin {:?}: {}",
+                    market.format.label(),
+                    entry.name,
+                    e.message
                 ));
             }
             Err(e) => return Err(e),
@@ -164,11 +177,16 @@ pub fn expand(
                 if warnings.is_empty() {
                     String::new()
                 } else {
-                    format!(" ({})", warnings.join("; "))
+                    format!(" ({})", sample_names(&warnings, "skipped"))
                 }
             ),
         ));
     }
+    // The plan lists its actions by entry name, as upstream does.
+    out.candidates
+        .sort_by(|a, b| a.expected_name.cmp(&b.expected_name));
+    warnings.sort();
+    warnings.dedup();
     out.warnings = warnings;
     Ok(out)
 }
@@ -239,7 +257,7 @@ fn clone_remote(
             },
             path.clone(),
         ),
-        EntrySource::Relative(_) | EntrySource::Unsupported(_) => {
+        EntrySource::Relative(_) | EntrySource::Unsupported(_) | EntrySource::Invalid(_) => {
             return Err(InstallError::new(
                 ErrorCode::UnsupportedSource,
                 format!("plugin {:?} is not a remote marketplace entry", entry.name),

@@ -420,14 +420,21 @@ pub fn plugin_action(input: ActionInput<'_>) -> Result<PluginAction, InstallErro
             .compatibility
             .skipped
             .iter()
-            .map(|s| format!("{} ({})", s.capability, s.reason))
+            .map(|s| match &s.path {
+                Some(path) => format!("{} {path} ({})", s.capability, s.reason),
+                None => format!("{} ({})", s.capability, s.reason),
+            })
             .collect();
+        let why = if skipped.is_empty() {
+            "it declares no skills, commands, agents, hooks or MCP servers".to_owned()
+        } else {
+            format!("skipped: [{}]", skipped.join(", "))
+        };
         return Err(InstallError::new(
             ErrorCode::NoCompatibleCapabilities,
             format!(
-                "plugin {:?} has no Reasonix-compatible capabilities; skipped: [{}]",
-                input.name,
-                skipped.join(", ")
+                "plugin {:?} has no compatible capabilities; {why}",
+                input.name
             ),
         ));
     }

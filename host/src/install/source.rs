@@ -3,8 +3,8 @@
 //! Plan and apply both go through [`resolve_source`], so what is reviewed and
 //! what is installed are read the same way. A source resolves to a list of
 //! [`Candidate`]s: today one per source; a marketplace expansion (a GitHub
-//! repository whose root holds `.claude-plugin/marketplace.json` instead of a
-//! manifest) plugs in here and returns one candidate per plugin, all rooted
+//! repository whose root holds a Claude or Codex marketplace file instead of
+//! a manifest) plugs in here and returns one candidate per plugin, all rooted
 //! in the same clone.
 //!
 //! Git sources use the real `git` CLI with `-c core.autocrlf=false`. For
@@ -165,7 +165,8 @@ pub fn resolve_source(
 }
 
 /// [`resolve_source`], where a marketplace source (a root with
-/// `.claude-plugin/marketplace.json` and no manifest) expands to one
+/// `.claude-plugin/marketplace.json` or `.agents/plugins/marketplace.json`
+/// and no manifest) expands to one
 /// candidate per plugin, or to the one named `select`.
 pub fn resolve_source_for(
     raw: &str,
@@ -194,6 +195,11 @@ pub fn resolve_source_for(
                     warnings: exp.warnings,
                     entry_clones: exp.temps,
                 });
+            }
+            if !super::marketplace::has_manifest(&path) {
+                return Err(super::marketplace::not_a_package(
+                    &path.display().to_string(),
+                ));
             }
             Ok(ResolvedSource {
                 candidates: vec![Candidate {
@@ -273,6 +279,11 @@ pub fn resolve_source_for(
             }
             let commit = restore_pinned(temp.path(), &head, pinned)?;
             let root = plugin_root_from_clone(temp.path(), &gh.path)?;
+            if !super::marketplace::has_manifest(&root) {
+                return Err(super::marketplace::not_a_package(&normalize_git_prefix(
+                    raw.trim(),
+                )));
+            }
             Ok(ResolvedSource {
                 candidates: vec![Candidate {
                     root,

@@ -37,6 +37,7 @@ const ROOT_HOOKS: &str = "hooks.json";
 const MCP_FILE: &str = ".mcp.json";
 const CODEX_SESSION_START: &str = "hooks/session-start-codex";
 const CLAUDE_INSTRUCTIONS: &str = "CLAUDE.md";
+const APPS_FILE: &str = ".app.json";
 
 /// Read a Codex or Claude package whose manifest is `manifest_path` (relative to `root`).
 pub fn load(
@@ -98,6 +99,7 @@ pub fn load(
     };
     let mut skipped: Vec<SkippedCapability> = Vec::new();
     let mut hooks = hooks::HookSet::default();
+    report_apps(root, manifest, manifest_path, &mut skipped);
 
     match kind {
         ManifestKind::Claude => apply_claude_conventions(root, &mut inventory),
@@ -232,6 +234,34 @@ fn repository_field(
     }
 }
 
+/// Codex apps (`"apps": "./.app.json"`, ChatGPT app connectors) have no
+/// Reasonix equivalent: say so instead of dropping them silently, so an
+/// apps-only package reads `none` with a reason.
+fn report_apps(
+    root: &Path,
+    manifest: &serde_json::Map<String, Value>,
+    manifest_path: &str,
+    skipped: &mut Vec<SkippedCapability>,
+) {
+    const WHY: &str = "apps are not supported: app connectors have no Reasonix equivalent";
+    match json::get(manifest, "apps") {
+        None | Some(Value::Null) => {
+            if root.join(APPS_FILE).is_file() {
+                skipped.push(issue("apps", APPS_FILE, WHY));
+            }
+        }
+        Some(v @ (Value::String(_) | Value::Array(_))) => match paths::path_list(Some(v), "apps") {
+            Ok(list) if !list.is_empty() => {
+                for rel in list {
+                    skipped.push(issue("apps", &rel, WHY));
+                }
+            }
+            _ => skipped.push(issue("apps", manifest_path, WHY)),
+        },
+        Some(_) => skipped.push(issue("apps", manifest_path, WHY)),
+    }
+}
+
 /// Claude's own auto-discovery: `skills/` and `.claude/skills/` when the
 /// manifest declares no skills; `commands/`, `.claude/commands/` and
 /// `agents/` whenever they hold something loadable.
@@ -282,8 +312,11 @@ fn report_codex_conventions(
 
 /// `hooks/session-start-codex` and the root `CLAUDE.md` (Codex packages only).
 fn codex_session_hooks(root: &Path, name: &str, hooks: &mut hooks::HookSet) {
+    // In-tree links count as the files they name, exactly as the copier
+    // materialises them: a plan read from the source and the re-count on
+    // the copy must agree (a `CLAUDE.md -> AGENTS.md` link is common).
     let script = root.join(CODEX_SESSION_START);
-    if std::fs::symlink_metadata(&script).is_ok_and(|m| m.is_file()) {
+    if crate::paths::is_in_tree_file(root, CODEX_SESSION_START) {
         hooks.add(Hook {
             event: "SessionStart".into(),
             matcher: None,
@@ -301,7 +334,7 @@ fn codex_session_hooks(root: &Path, name: &str, hooks: &mut hooks::HookSet) {
             source: CODEX_SESSION_START.into(),
         });
     }
-    if std::fs::symlink_metadata(root.join(CLAUDE_INSTRUCTIONS)).is_ok_and(|m| m.is_file()) {
+    if crate::paths::is_in_tree_file(root, CLAUDE_INSTRUCTIONS) {
         hooks.add(Hook {
             event: "SessionStart".into(),
             matcher: None,

@@ -81,9 +81,37 @@ fn codex_manifest_reads_only_known_fields_and_claude_context() {
     assert_eq!(p.compatibility.status, S::Partial);
     assert_eq!(
         reasons(&p),
-        ["unsupported hook type \"prompt\" for PreToolUse"]
+        [
+            "apps are not supported: app connectors have no Reasonix equivalent",
+            "unsupported hook type \"prompt\" for PreToolUse"
+        ]
     );
     assert_eq!(p.compatibility.mapped, ["skills", "hooks"]);
+}
+
+#[test]
+fn an_apps_only_codex_package_is_none_and_says_why() {
+    for manifest in [
+        r#"{"name":"connector","apps":"./.app.json","interface":{"displayName":"C"}}"#,
+        r#"{"name":"connector"}"#,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, CODEX_MANIFEST, manifest);
+        write(
+            root,
+            ".app.json",
+            r#"{"apps":{"connector":{"id":"asdk_app_1"}}}"#,
+        );
+        let p = codex(root);
+        assert_eq!(p.compatibility.status, S::None, "{manifest}");
+        assert!(p.compatibility.mapped.is_empty());
+        let skipped = &p.compatibility.skipped;
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].capability, "apps");
+        assert_eq!(skipped[0].path.as_deref(), Some(".app.json"));
+        assert!(skipped[0].reason.starts_with("apps are not supported"));
+    }
 }
 
 #[test]
@@ -650,4 +678,52 @@ fn broken_sidecar_files_become_issues() {
             .reason
             .contains("command must be a string")
     );
+}
+
+#[test]
+fn codex_conventional_files_follow_in_tree_links_only() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "AGENTS.md", "outside");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        CODEX_MANIFEST,
+        r#"{"name":"linked","skills":"./skills/"}"#,
+    );
+    write(root, "skills/a/SKILL.md", "---\ndescription: a\n---\n");
+    write(root, "AGENTS.md", "instructions");
+    write(root, "scripts/start.sh", "#!/bin/sh\n");
+    fs::create_dir_all(root.join("hooks")).unwrap();
+    symlink("AGENTS.md", root.join("CLAUDE.md")).unwrap();
+    symlink(
+        "../scripts/start.sh",
+        root.join("hooks/session-start-codex"),
+    )
+    .unwrap();
+    let p = codex(root);
+    let sources: Vec<&str> = p
+        .inventory
+        .hooks
+        .iter()
+        .map(|h| h.source.as_str())
+        .collect();
+    assert_eq!(sources, ["hooks/session-start-codex", "CLAUDE.md"]);
+
+    // A link leaving the package, a dangling link and a link to a directory
+    // are not the file they name: the copier would not materialise them.
+    for target in [
+        outside.path().join("AGENTS.md"),
+        root.join("missing.md"),
+        root.join("skills"),
+    ] {
+        fs::remove_file(root.join("CLAUDE.md")).unwrap();
+        symlink(&target, root.join("CLAUDE.md")).unwrap();
+        let p = codex(root);
+        assert!(
+            p.inventory.hooks.iter().all(|h| h.source != "CLAUDE.md"),
+            "{target:?}"
+        );
+    }
 }

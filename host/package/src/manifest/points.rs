@@ -7,15 +7,10 @@
 
 use reasonix_protocol::points::{HookPoint, Slot};
 
-/// Capability families a runtime may declare.
-pub const RUNTIME_CAPABILITIES: [&str; 6] = [
-    "interceptors",
-    "strategies",
-    "providers",
-    "ui",
-    "tools",
-    "session",
-];
+/// Capability families a runtime may declare: upstream's list, in its order
+/// (the `unknown capability` error quotes it verbatim).
+pub const RUNTIME_CAPABILITIES: [&str; 5] =
+    ["interceptors", "strategies", "providers", "ui", "tools"];
 
 pub fn is_hook_point(s: &str) -> bool {
     HookPoint::from_name(s).is_some()

@@ -1,10 +1,11 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
 use super::common::{EXIT_FAILED, fail, home, not_installed};
+use crate::capabilities::RuntimeCommand;
 use crate::cli::output::{self, outln};
 use crate::install::digest::tree_digest;
 use crate::install::installed::{Installed, find_installed};
@@ -27,13 +28,6 @@ pub struct DoctorArgs {
     /// Print the checks as one JSON object.
     #[arg(long)]
     pub json: bool,
-}
-
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
 }
 
 /// One line of the report.
@@ -219,24 +213,15 @@ fn check(installed: &Installed, report: &mut Report) {
         for line in super::show::full_trust_block(&rt, "").lines() {
             report.info(line.to_string());
         }
-        let expanded = rt
-            .command
-            .replace("${REASONIX_PLUGIN_ROOT}", &root.to_string_lossy());
-        if expanded.contains('/') {
-            let p = Path::new(&expanded);
-            let p = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                root.join(p)
-            };
-            if !p.is_file() {
+        match crate::capabilities::runtime_command(root, &rt) {
+            RuntimeCommand::Missing(p) => {
                 let message = format!("missing runtime command: {} (expected a file)", p.display());
                 report.error(message.clone(), message, Some(rebuild_hint(linked, root)));
             }
-        } else if on_path(&expanded).is_none() {
-            report.warning(format!(
-                "runtime command {expanded:?} was not found on PATH"
-            ));
+            RuntimeCommand::NotOnPath(cmd) => {
+                report.warning(format!("runtime command {cmd:?} was not found on PATH"));
+            }
+            RuntimeCommand::Found(_) | RuntimeCommand::OnPath(_) => {}
         }
     }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
@@ -263,56 +248,19 @@ fn check(installed: &Installed, report: &mut Report) {
     }
 }
 
-/// Warnings for declared `theme.json` packs this reader rejects or whose
-/// color tokens it drops. They never change doctor's exit status; paths are
+/// Warnings for declared themes the theme reader rejects or whose color
+/// tokens it drops. They never change doctor's exit status; paths are
 /// relative to the package root.
 fn theme_warnings(root: &Path, pkg: &reasonix_package::LoadedPackage) -> Vec<String> {
     let mut out = Vec::new();
     for theme in &pkg.inventory.themes {
-        if !theme.path.ends_with("theme.json") {
-            continue;
+        let check = reasonix_package::themes::check(root, theme);
+        if let Some(why) = check.rejected {
+            out.push(format!("theme {}: rejected: {why}", theme.path));
         }
-        let text = match std::fs::read(root.join(&theme.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(format!("theme {}: cannot be read: {e}", theme.path));
-                continue;
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_slice(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push(format!("theme {}: rejected: invalid JSON: {e}", theme.path));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            out.push(format!("theme {}: rejected: not a JSON object", theme.path));
-            continue;
-        };
-        if let Some(colors) = obj.get("colors") {
-            let Some(colors) = colors.as_object() else {
-                out.push(format!(
-                    "theme {}: colors must be an object; dropped",
-                    theme.path
-                ));
-                continue;
-            };
-            for (token, v) in colors {
-                if !v.as_str().is_some_and(is_hex_color) {
-                    out.push(format!(
-                        "theme {}: token colors.{token} dropped: {v} is not a #rgb, #rrggbb or #rrggbbaa color",
-                        theme.path
-                    ));
-                }
-            }
+        for dropped in check.dropped {
+            out.push(format!("theme {}: {dropped}", theme.path));
         }
     }
     out
-}
-
-fn is_hex_color(s: &str) -> bool {
-    s.strip_prefix('#').is_some_and(|h| {
-        matches!(h.len(), 3 | 4 | 6 | 8) && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })
 }

@@ -9,9 +9,11 @@ use crate::install::installed::installed_packages;
 #[command(
     about = "List installed plugin packages",
     long_about = "List installed plugin packages: one line per plugin, \
-                  name<TAB>state<TAB>version<TAB>source, where state is enabled, disabled or \
-                  disabled_incompatible. The registry is the only authority: directories it \
-                  does not name are never shown, and interrupted installs are rolled back first."
+                  name<TAB>state<TAB>version<TAB>source<TAB>contributes, where state is enabled, \
+                  disabled or disabled_incompatible, and contributes counts what the package adds \
+                  and flags a code runtime as FULL TRUST (native) or SANDBOXED (wasm) with the \
+                  tools it serves. The registry is the only authority: directories it does not \
+                  name are never shown, and interrupted installs are rolled back first."
 )]
 pub struct ListArgs {
     /// Print JSON: {"plugins":[…],"warnings":[…]}.
@@ -36,6 +38,21 @@ pub fn run(args: ListArgs) -> ExitCode {
                         "resolvedRoot".into(),
                         i.root.to_string_lossy().into_owned().into(),
                     );
+                    obj.insert("summary".into(), i.summary().into());
+                    if let Some(rt) = i
+                        .package
+                        .as_ref()
+                        .ok()
+                        .and_then(crate::install::plan::runtime_info)
+                    {
+                        let trust = if rt.sandbox.is_some() {
+                            "sandboxed"
+                        } else {
+                            "full_trust"
+                        };
+                        obj.insert("runtime".into(), trust.into());
+                        obj.insert("tools".into(), rt.tools.into());
+                    }
                 }
                 v
             })
@@ -48,7 +65,7 @@ pub fn run(args: ListArgs) -> ExitCode {
         }
         for i in &installed {
             outln!(
-                "{}\t{}\t{}\t{}",
+                "{}\t{}\t{}\t{}\t{}",
                 i.entry.name,
                 i.state(),
                 i.entry
@@ -56,7 +73,8 @@ pub fn run(args: ListArgs) -> ExitCode {
                     .as_deref()
                     .filter(|v| !v.is_empty())
                     .unwrap_or("-"),
-                i.entry.source.as_deref().unwrap_or("")
+                i.entry.source.as_deref().unwrap_or(""),
+                i.summary()
             );
         }
         for w in &warnings {

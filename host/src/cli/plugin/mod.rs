@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-mod common;
+pub(crate) mod common;
 mod doctor;
 mod export;
 mod install;

@@ -182,7 +182,15 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
     if !inv.themes.is_empty() {
         out.push_str("themes:\n");
         for t in &inv.themes {
-            out.push_str(&format!("  plugin:{plugin}:{}\t{}\n", t.name, t.path));
+            // A rejected theme is not in the picker: say so, and why.
+            let verdict = reasonix_package::themes::check(&pkg.root, t)
+                .rejected
+                .map(|why| format!("\trejected: {why}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  plugin:{plugin}:{}\t{}{verdict}\n",
+                t.name, t.path
+            ));
         }
     }
     if !inv.hooks.is_empty() {
@@ -284,7 +292,13 @@ pub fn show_json(i: &Installed) -> serde_json::Value {
                 "themes".into(),
                 inv.themes
                     .iter()
-                    .map(|t| serde_json::json!({"name": t.name, "id": format!("plugin:{plugin}:{}", t.name), "path": t.path}))
+                    .map(|t| {
+                        let mut v = serde_json::json!({"name": t.name, "id": format!("plugin:{plugin}:{}", t.name), "path": t.path});
+                        if let Some(why) = reasonix_package::themes::check(&pkg.root, t).rejected {
+                            v["rejected"] = why.into();
+                        }
+                        v
+                    })
                     .collect(),
             );
             obj.insert(
