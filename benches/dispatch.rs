@@ -110,6 +110,7 @@ fn home_with_runtimes(sidecars: usize, components: usize) -> Home {
             status: None,
             status_reason: None,
             tree_digest: None,
+            unknown: Default::default(),
         });
     }
     registry.save(&home, None).unwrap();

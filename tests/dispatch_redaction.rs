@@ -135,3 +135,64 @@ fn provider_errors_and_startup_failures_are_redacted() {
     assert!(run.stderr.contains("noisy"), "{}", run.stderr);
     assert_clean(&run.stderr, &[STARTUP_SECRET]);
 }
+
+#[test]
+fn slack_webhooks_and_azure_account_keys_are_redacted_on_every_path() {
+    const SLACK: &str = "T01ABCDEF/B02GHIJKL/aBcDeFgHiJkLmNoPqRsTuVwX";
+    const AZURE: &str = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA+/xyz==";
+    let env = Env::new();
+    env.add(
+        "blocker",
+        json!({"priority": 10}),
+        json!({"subscriptions": ["tool.before"],
+               "intercept": {"tool.before": {"decision": "block",
+                   "reason": format!("would post to https://hooks.slack.com/services/{SLACK}")}}}),
+    );
+    env.add(
+        "talker",
+        json!({"capabilities": ["interceptors", "ui"]}),
+        json!({"subscriptions": ["input.receive"],
+               "intercept": {"input.receive": {"decision": "continue", "publish": [
+                   {"surfaceId": "s", "kind": "notification",
+                    "payload": {"title": "storage",
+                                "body": format!("AccountName=acct;AccountKey={AZURE};EndpointSuffix=core.windows.net")}}]}}}),
+    );
+    let args = ["--input", "go", "--call", "echo={\"text\":\"x\"}"];
+    let run = env.turn(&args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report["ui"][0]["payload"]["title"], "storage");
+    assert!(
+        run.stdout.contains("AccountKey=[REDACTED]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("hooks.slack.com/services/[REDACTED]"),
+        "{}",
+        run.stdout
+    );
+    assert_clean(&run.stdout, &[SLACK, AZURE]);
+    assert_clean(&run.stderr, &[SLACK, AZURE]);
+    let mut text_args = vec!["dev", "turn"];
+    text_args.extend_from_slice(&args);
+    let text = env.reasonix(&text_args);
+    assert_clean(&String::from_utf8_lossy(&text.stdout), &[SLACK, AZURE]);
+
+    // The stderr tail of a failed start.
+    let env = Env::new();
+    env.add(
+        "noisy",
+        json!({"required": true}),
+        json!({"startup": {"stderr": format!(
+            "webhook https://hooks.slack.com/services/{SLACK} key AccountKey={AZURE}"), "exit": 2}}),
+    );
+    let run = env.turn(&["--input", "go"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("hooks.slack.com/services/[REDACTED]"),
+        "{}",
+        run.stderr
+    );
+    assert_clean(&run.stderr, &[SLACK, AZURE]);
+    assert_clean(&run.stdout, &[SLACK, AZURE]);
+}

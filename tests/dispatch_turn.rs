@@ -146,6 +146,38 @@ fn slot_collision_fails_the_build_naming_both_plugins_and_the_slot() {
     );
 }
 
+/// The collision is between manifests: neither sidecar announcing the slot
+/// at initialize does not make two declarations of it acceptable, and
+/// nothing is started.
+#[test]
+fn slot_collision_between_declarations_fails_before_any_start() {
+    let env = Env::new();
+    let silent = json!({"subscriptions": [], "replaces": []});
+    for name in ["one", "two"] {
+        env.add(
+            name,
+            json!({"replaces": ["system_prompt"], "capabilities": ["strategies"]}),
+            silent.clone(),
+        );
+    }
+    let run = env.turn(&["--input", "hi"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("system_prompt"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`one`") && run.stderr.contains("`two`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.report["ok"], false, "{}", run.stdout);
+    assert_eq!(
+        run.report["errorCode"], "runtime.start_failed",
+        "{}",
+        run.stdout
+    );
+    // Neither runtime was started.
+    assert!(env.log().is_empty(), "{:?}", env.log());
+}
+
 #[test]
 fn slot_owner_has_the_final_say_after_the_chain() {
     let env = Env::new();

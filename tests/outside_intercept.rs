@@ -204,6 +204,22 @@ fn a_grandchild_and_an_ignored_shutdown_leave_no_process_behind() {
     o.assert_no_leftovers();
 }
 
+/// A daemon (fork, setsid, fork) started while the sidecar initializes or
+/// while it answers an intercept has left the process group and the
+/// session; it still does not outlive the turn.
+#[test]
+fn setsid_daemons_do_not_outlive_the_turn() {
+    for mode in ["daemon_init", "daemon_intercept"] {
+        let o = Outside::new();
+        let root = o.package("daemon", mode, json!({}), json!({}));
+        o.install(&root);
+        let run = o.turn(&["--input", "hi", "--json"]);
+        assert_eq!(run.code, 0, "{mode}: {}", run.all());
+        assert!(!o.pids("grandchild").is_empty(), "{mode}: {:?}", o.log());
+        o.assert_no_leftovers();
+    }
+}
+
 #[test]
 fn a_ui_publish_for_a_stale_generation_is_dropped() {
     let o = Outside::new();

@@ -175,6 +175,8 @@ fn starter_journey() {
     let (code, again) = sb.json(&["plugin", "remove", "starter", "--yes", "--json"]);
     assert_eq!(code, 1);
     assert_eq!(again["status"], "blocked");
+    assert_eq!(again["ok"], false);
+    assert_eq!(again["errorCode"], "plugin.not_installed");
 
     // The source directory was only ever read.
     assert_eq!(tree_listing(&src), source_before);

@@ -414,8 +414,14 @@ fn refusals_that_write_nothing() {
     let (code, v) = sb.json(&["plugin", "install", "./p", "--dry-run", "--json"]);
     assert_eq!(code, 0);
     assert_eq!(v["status"], "planned");
+    // Not installed: said before asking for --yes.
     let out = sb.run(&["plugin", "remove", "p"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("plugin.not_installed"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!sb.home.exists(), "nothing may be written under the home");
 }
 

@@ -43,9 +43,16 @@ fn shared_cache() -> ComponentCache {
 
 impl Probe {
     fn start() -> Probe {
+        Probe::start_with_data_mib(None)
+    }
+
+    /// A probe whose data directory may hold `data_mib` MiB (the manifest's
+    /// `runtime.sandbox.dataMiB`).
+    fn start_with_data_mib(data_mib: Option<u32>) -> Probe {
         let plugin = TestPlugin::new("probe", probe_component());
         let env = BTreeMap::from([("GRANTED".to_owned(), "yes".to_owned())]);
         let mut start = plugin.start_with(plugin.ceiling(), env);
+        start.sandbox = start.sandbox.with_data_mib(data_mib);
         start.cache = Some(shared_cache());
         let runtime = WasmRuntime::start(start).expect("the probe starts");
         assert_eq!(runtime.facts().cache, CacheOutcome::Hit);
@@ -215,4 +222,61 @@ fn guest_output_is_captured_and_redacted() {
     );
     assert!(tail.contains(&"warn: careful now".to_owned()), "{tail:?}");
     assert!(!tail.iter().any(|l| l.contains(secret)), "{tail:?}");
+}
+
+/// Host file descriptors of this process.
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+#[test]
+fn a_guest_cannot_hold_more_than_its_bound_of_open_files() {
+    let probe = Probe::start();
+    let before = open_fds();
+    let answer = probe.denied("hold 2000");
+    // The bound counts what the guest opened (its preopens are the host's).
+    let bound = reasonix::runtime::wasm::MAX_OPEN_HANDLES;
+    assert!(answer.contains(&format!("({bound} held)")), "{answer}");
+    let grown = open_fds().saturating_sub(before);
+    assert!(
+        grown <= bound + 16,
+        "the host holds {grown} more descriptors"
+    );
+    // The guest keeps working: closing what it holds frees the bound.
+    assert_eq!(probe.allowed("release"), format!("released {bound}"));
+    assert_eq!(probe.allowed("hold 10"), "10 held");
+    assert_eq!(
+        probe.allowed("read /plugin/README.md"),
+        "plugin root file\n"
+    );
+}
+
+#[test]
+fn the_data_directory_has_a_quota() {
+    let probe = Probe::start_with_data_mib(Some(2));
+    let answer = probe.denied("fill 3");
+    // The second MiB does not fit. (The host answers `insufficient-space`;
+    // which errno a guest's libc makes of a failed stream write is its own
+    // business — wasi-libc says EIO.)
+    assert!(answer.contains("after 1 MiB"), "{answer}");
+    let on_disk = std::fs::metadata(probe.plugin.data_dir().join("fill.bin"))
+        .unwrap()
+        .len();
+    assert!(
+        on_disk <= 2 * 1024 * 1024,
+        "{on_disk} bytes written past the quota"
+    );
+    // Small writes still fit, and the file can be replaced in place: the
+    // quota counts what is there, not every byte ever written.
+    assert_eq!(probe.allowed("write /data/note.txt"), "written");
+    assert_eq!(probe.allowed("fill 1"), "wrote 1 MiB");
+    assert_eq!(probe.allowed("fill 1"), "wrote 1 MiB");
+}
+
+#[test]
+fn the_default_quota_bounds_a_guest_without_a_manifest_setting() {
+    assert_eq!(reasonix::runtime::wasm::DEFAULT_DATA_MIB, 64);
+    let probe = Probe::start();
+    let answer = probe.denied("fill 80");
+    assert!(answer.contains("after 63 MiB"), "{answer}");
 }

@@ -200,7 +200,7 @@ fn show_validate_and_the_install_plan_print_a_sandboxed_block() {
                 "intercepts": ["input.receive"],
                 "capabilities": ["interceptors"],
                 "env": {"BOXED_MODE": "strict"},
-                "sandbox": {"memoryMiB": 32}
+                "sandbox": {"memoryMiB": 32, "dataMiB": 8}
             }
         }))
         .unwrap(),
@@ -227,6 +227,7 @@ fn show_validate_and_the_install_plan_print_a_sandboxed_block() {
         "environment: BOXED_MODE",
         "network: none",
         "memory limit: 32 MiB",
+        "data quota: 8 MiB",
     ] {
         assert!(show.contains(want), "missing {want:?} in\n{show}");
     }
@@ -238,4 +239,51 @@ fn show_validate_and_the_install_plan_print_a_sandboxed_block() {
     );
     let doctor = text(env.reasonix(&["plugin", "doctor", "boxed"]));
     assert!(doctor.contains("SANDBOXED"), "{doctor}");
+}
+
+/// A guest that panics: its panic message (its stderr) is shown with the
+/// failure, in the text report and in `--json`.
+#[test]
+fn a_panicking_guest_shows_its_panic_message_with_the_failure() {
+    let env = Env::new();
+    let root = env.workspace.join("plugins").join("panicky");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("extension.wasm"), wasm_support::probe_component()).unwrap();
+    std::fs::write(
+        root.join("reasonix-plugin.json"),
+        serde_json::to_vec_pretty(&json!({
+            "apiVersion": "reasonix.io/plugin/v2",
+            "name": "panicky",
+            "version": "1.0.0",
+            "runtime": {
+                "command": "${REASONIX_PLUGIN_ROOT}/extension.wasm",
+                "intercepts": ["input.receive"],
+                "capabilities": ["interceptors"],
+                "required": true
+            }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    env.install(&root, false);
+    let run = env.turn(&["--input", "panic the-guest-said-why"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.status(), "failed", "{}", run.stdout);
+    assert_eq!(run.report["ok"], false);
+    let logs = &run.report["logs"];
+    assert_eq!(logs[0]["plugin"], "panicky", "{}", run.stdout);
+    assert!(
+        logs[0]["lines"]
+            .to_string()
+            .contains("probe panicked: the-guest-said-why"),
+        "{}",
+        run.stdout
+    );
+    let text = env.reasonix(&["dev", "turn", "--input", "panic the-guest-said-why"]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("log of panicky"), "{stdout}");
+    assert!(
+        stdout.contains("probe panicked: the-guest-said-why"),
+        "{stdout}"
+    );
 }

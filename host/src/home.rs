@@ -79,6 +79,46 @@ impl ReasonixHome {
         }
     }
 
+    /// A registry root as a directory to read from. A link's root is the
+    /// absolute source directory it names; a copy's root is relative and
+    /// must stay inside `<home>/plugins/` both as written and after symlinks
+    /// are resolved: a tampered `../..` or a `plugins/x` symlinked elsewhere
+    /// would have export, show or a session read files from outside.
+    pub fn checked_root(&self, root: &str) -> Result<PathBuf, String> {
+        let path = Path::new(root);
+        if path.is_absolute() {
+            return Ok(path.to_path_buf());
+        }
+        let plugins = self.plugins_dir();
+        let escapes = || {
+            format!(
+                "registered root {root:?} resolves outside {}; a copied plugin lives in plugins/<name>",
+                plugins.display()
+            )
+        };
+        let mut depth = 0usize;
+        for part in path.components() {
+            match part {
+                std::path::Component::Normal(_) => depth += 1,
+                std::path::Component::CurDir => {}
+                _ => return Err(escapes()),
+            }
+        }
+        let joined = self.root.join(path);
+        if depth < 2 || !joined.starts_with(&plugins) {
+            return Err(escapes());
+        }
+        // A root that does not exist is reported as missing by the caller.
+        if let (Ok(real), Ok(real_plugins)) = (
+            std::fs::canonicalize(&joined),
+            std::fs::canonicalize(&plugins),
+        ) && (!real.starts_with(&real_plugins) || real == real_plugins)
+        {
+            return Err(escapes());
+        }
+        Ok(joined)
+    }
+
     /// The relative spelling of a root inside the home, or the absolute path.
     pub fn relative_root(&self, path: &Path) -> String {
         match path.strip_prefix(&self.root) {
@@ -114,5 +154,33 @@ mod tests {
         assert_eq!(h.resolve_root("/src/a"), Path::new("/src/a"));
         assert_eq!(h.relative_root(Path::new("/x/home/plugins/a")), "plugins/a");
         assert_eq!(h.relative_root(Path::new("/elsewhere/a")), "/elsewhere/a");
+    }
+
+    #[test]
+    fn copy_roots_stay_inside_plugins() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = ReasonixHome::at(dir.path());
+        std::fs::create_dir_all(h.plugin_dir("a")).unwrap();
+        assert_eq!(h.checked_root("plugins/a").unwrap(), h.plugin_dir("a"));
+        assert_eq!(
+            h.checked_root("/src/linked").unwrap(),
+            Path::new("/src/linked")
+        );
+        for bad in [
+            "../outside",
+            "plugins/../../x",
+            "plugins",
+            "data/a",
+            "plugins/a/../../x",
+            ".",
+        ] {
+            let err = h.checked_root(bad).unwrap_err();
+            assert!(err.contains("resolves outside"), "{bad}: {err}");
+        }
+        // Inside as written, outside once the symlink is followed.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, h.plugin_dir("sneaky")).unwrap();
+        assert!(h.checked_root("plugins/sneaky").is_err());
     }
 }

@@ -47,6 +47,11 @@ pub struct RegistryEntry {
     /// Tree digest of the published copy (absent for links).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree_digest: Option<String>,
+    /// Fields this version does not know (a newer Reasonix wrote them):
+    /// kept as they are and written back, so an older binary's enable,
+    /// disable or install does not erase a newer one's data.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
 impl RegistryEntry {
@@ -63,6 +68,10 @@ pub struct PluginRegistry {
     pub version: u32,
     #[serde(default)]
     pub plugins: Vec<RegistryEntry>,
+    /// Top-level fields this version does not know, kept (see
+    /// [`RegistryEntry::unknown`]).
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for PluginRegistry {
@@ -70,6 +79,7 @@ impl Default for PluginRegistry {
         Self {
             version: 1,
             plugins: Vec::new(),
+            unknown: serde_json::Map::new(),
         }
     }
 }
@@ -123,6 +133,27 @@ impl PluginRegistry {
                 &path,
                 &format!("unsupported registry version {} (expected 1)", reg.version),
             ));
+        }
+        // Two entries for one name: which one is installed is unknowable,
+        // and every rewrite would carry both. Fail closed and say how to
+        // repair it, rather than list or write it twice.
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, entry) in reg.plugins.iter().enumerate() {
+            if let Some(first) = seen.insert(entry.name.as_str(), i) {
+                return Err(InstallError::new(
+                    ErrorCode::RegistryUnreadable,
+                    format!(
+                        "plugin registry {} names plugin {:?} twice (plugins[{first}] and plugins[{i}])",
+                        path.display(),
+                        entry.name
+                    ),
+                )
+                .with_next(format!(
+                    "Edit {} and keep one of the two entries for {:?} (the one whose root holds the package you want), then re-run the command.",
+                    path.display(),
+                    entry.name
+                )));
+            }
         }
         Ok(reg)
     }
@@ -234,6 +265,7 @@ mod tests {
             status: None,
             status_reason: None,
             tree_digest: None,
+            unknown: serde_json::Map::new(),
         }
     }
 
@@ -287,6 +319,49 @@ mod tests {
         let err = PluginRegistry::load(&home).unwrap_err();
         assert_eq!(err.code, ErrorCode::RegistryUnreadable);
         assert!(err.message.contains("plugin-packages.json"), "{err}");
+    }
+
+    #[test]
+    fn fields_of_a_newer_version_survive_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = ReasonixHome::at(dir.path());
+        fs::write(
+            home.registry_path(),
+            r#"{"version":1,"futureTop":{"k":[1,2]},"plugins":[
+                {"name":"a","root":"plugins/a","enabled":true,"pinnedBy":"newer","trust":{"level":3}},
+                {"name":"b","root":"plugins/b","enabled":false}]}"#,
+        )
+        .unwrap();
+        let mut reg = PluginRegistry::load(&home).unwrap();
+        reg.get_mut("b").unwrap().enabled = true;
+        reg.upsert(entry("c"));
+        reg.save(&home, None).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_slice(&fs::read(home.registry_path()).unwrap()).unwrap();
+        assert_eq!(back["futureTop"], serde_json::json!({"k": [1, 2]}));
+        assert_eq!(back["plugins"][0]["pinnedBy"], "newer");
+        assert_eq!(back["plugins"][0]["trust"]["level"], 3);
+        assert_eq!(back["plugins"][1]["enabled"], true);
+        assert_eq!(back["plugins"][2]["name"], "c");
+    }
+
+    #[test]
+    fn a_plugin_named_twice_is_a_registry_error_with_a_repair_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = ReasonixHome::at(dir.path());
+        fs::write(
+            home.registry_path(),
+            r#"{"version":1,"plugins":[
+                {"name":"a","root":"plugins/a","enabled":true},
+                {"name":"b","root":"plugins/b","enabled":true},
+                {"name":"a","root":"plugins/a2","enabled":true}]}"#,
+        )
+        .unwrap();
+        let err = PluginRegistry::load(&home).unwrap_err();
+        assert_eq!(err.code, ErrorCode::RegistryUnreadable);
+        assert!(err.message.contains("\"a\" twice"), "{err}");
+        assert!(err.message.contains("plugins[0] and plugins[2]"), "{err}");
+        assert!(err.next.contains("keep one"), "{}", err.next);
     }
 
     #[test]

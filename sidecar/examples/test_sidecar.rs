@@ -5,7 +5,8 @@
 //!
 //! Environment knobs: `TEST_INIT_RESULT` (raw InitializeResult JSON),
 //! `TEST_PID_FILE` (where `grandchild` writes "<sidecar pid> <grandchild
-//! pid>").
+//! pid>"), `TEST_EVENTS_FILE` (where the number of `extension/event`s
+//! received before `extension/shutdown` is written).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -129,6 +130,9 @@ fn main() {
         );
         eprintln!("fatal: cannot continue");
         std::process::exit(1);
+    }
+    if mode == "daemon-init" {
+        start_daemon();
     }
     if mode == "grandchild" {
         let child = std::process::Command::new("/bin/sleep")
@@ -258,6 +262,10 @@ fn main() {
                 peer.events.fetch_add(1, Ordering::Relaxed);
             }
             "extension/shutdown" => {
+                // What arrived before the shutdown request, for the ordering test.
+                if let Ok(path) = std::env::var("TEST_EVENTS_FILE") {
+                    let _ = std::fs::write(path, peer.events.load(Ordering::Relaxed).to_string());
+                }
                 if mode == "ignore-shutdown" {
                     std::thread::sleep(Duration::from_secs(120));
                     return;
@@ -379,6 +387,16 @@ fn intercept(peer: &Peer, id: &Value, params: &Value) {
             );
         }
         "bad-result" => peer.result(id, json!({"decision": "maybe"})),
+        // Answer an id the host never sent, and never the real one.
+        "wrong-id" => peer.result(
+            &json!(id.as_i64().unwrap_or(0) + 1000),
+            json!({"decision": "continue"}),
+        ),
+        "garbage-answer" => peer.send_line("this is not an answer"),
+        "daemon" => {
+            start_daemon();
+            peer.result(id, json!({"decision": "continue"}));
+        }
         "unknown-method" => {
             let answer = peer.request("host/browser/tab/list", json!({}));
             peer.result(
@@ -396,3 +414,23 @@ fn intercept(peer: &Peer, id: &Value, params: &Value) {
         _ => peer.result(id, json!({"decision": "continue"})),
     }
 }
+
+/// Starts a daemon the way a careless sidecar would: `setsid` in a
+/// background job of a shell that then exits, so the daemon has its own
+/// session and process group and its parent is gone. Its pid goes to
+/// `TEST_PID_FILE`.
+fn start_daemon() {
+    let out = std::process::Command::new("/bin/sh")
+        .args([
+            "-c",
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("start the daemon");
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if let Ok(path) = std::env::var("TEST_PID_FILE") {
+        std::fs::write(path, pid).unwrap();
+    }
+}
+

@@ -18,7 +18,6 @@ use reasonix_protocol::types::{
     UIRequestParams,
 };
 use reasonix_protocol::validate::decode_params;
-use rustix::process::Pid;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -28,7 +27,7 @@ use tokio::sync::{Notify, Semaphore, mpsc, oneshot, watch};
 use crate::content::{ContentError, ContentStore};
 use crate::errors::{CallError, Failure, FailureKind, Status};
 use crate::frame::{FrameReader, ReadError};
-use crate::launch::kill_group;
+use crate::launch::ProcessTree;
 use crate::services::HostServices;
 
 /// Notifications queued for the single writer (upstream: 256).
@@ -81,7 +80,7 @@ pub type CrashCallback = Arc<dyn Fn(&Failure) + Send + Sync>;
 
 pub(crate) struct Shared {
     pub plugin: Arc<str>,
-    pub group: Pid,
+    pub tree: ProcessTree,
     /// Frames written ahead of queued notifications (requests, responses,
     /// lifecycle), concatenated so concurrent calls share one write.
     outbox: Mutex<Outbox>,
@@ -94,7 +93,6 @@ pub(crate) struct Shared {
     next_id: AtomicI64,
     ready: AtomicBool,
     poisoned: AtomicBool,
-    group_killed: AtomicBool,
     pub status: watch::Sender<Status>,
     pub content: Mutex<ContentStore>,
     streams: Mutex<HashMap<String, mpsc::Sender<StreamEvent>>>,
@@ -102,6 +100,11 @@ pub(crate) struct Shared {
     inbound: Arc<Semaphore>,
     on_crash: Option<CrashCallback>,
     pub intercept_seq: AtomicU64,
+    /// Frames that broke the protocol in a way that may have been meant as
+    /// an answer (unreadable, or an id never sent): a call that then times
+    /// out is reported as `protocol_error` naming the last one.
+    violations: AtomicU64,
+    last_violation: Mutex<String>,
 }
 
 struct Queued {
@@ -136,7 +139,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 pub(crate) struct Wiring {
     pub plugin: Arc<str>,
-    pub group: Pid,
+    pub tree: ProcessTree,
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
     pub stall: Duration,
@@ -151,7 +154,7 @@ impl Shared {
         let (status, _) = watch::channel(Status::Starting);
         let shared = Arc::new(Shared {
             plugin: w.plugin,
-            group: w.group,
+            tree: w.tree,
             outbox: Mutex::new(Outbox::default()),
             outbox_ready: Notify::new(),
             written: watch::channel(Progress::default()).0,
@@ -164,7 +167,6 @@ impl Shared {
             next_id: AtomicI64::new(1),
             ready: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
-            group_killed: AtomicBool::new(false),
             status,
             content: Mutex::new(ContentStore::new()),
             streams: Mutex::new(HashMap::new()),
@@ -172,6 +174,8 @@ impl Shared {
             inbound: Arc::new(Semaphore::new(INBOUND_CONCURRENCY)),
             on_crash: w.on_crash,
             intercept_seq: AtomicU64::new(1),
+            violations: AtomicU64::new(0),
+            last_violation: Mutex::new(String::new()),
         });
         let reader = tokio::spawn(run_reader(shared.clone(), w.stdout));
         let writer = tokio::spawn(run_writer(shared.clone(), w.stdin, rx, w.stall));
@@ -192,11 +196,9 @@ impl Shared {
         lock(&self.pending).closed.is_some()
     }
 
-    /// Kills the process group once (a second kill could hit a reused id).
+    /// Ends the process tree once (the guard kills every descendant).
     pub fn kill(&self) {
-        if !self.group_killed.swap(true, Ordering::AcqRel) {
-            kill_group(self.group);
-        }
+        self.tree.end();
     }
 
     fn orderly(&self) -> bool {
@@ -223,7 +225,12 @@ impl Shared {
             tracing::debug!(plugin = %self.plugin, "sidecar connection closed during shutdown: {failure}");
         } else {
             self.kill();
-            tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
+            // Before the handshake completed the start error reports it.
+            if self.is_ready() {
+                tracing::warn!(plugin = %self.plugin, "sidecar connection failed: {failure}");
+            } else {
+                tracing::debug!(plugin = %self.plugin, "sidecar connection failed during start: {failure}");
+            }
         }
         // Status and callback first: whoever sees a failed call can rely on
         // the crash being observable already.
@@ -368,8 +375,24 @@ impl Shared {
             pending.calls.insert(id, tx);
         }
         let remove = RemoveOnDrop { shared: self, id };
-        self.send_request(id, method, params)?;
+        let violations = self.violations.load(Ordering::Acquire);
+        // `extension/shutdown` goes behind the notifications already queued
+        // (same FIFO, same writer), so no event is written after it.
+        let queued = if method == m::EXTENSION_SHUTDOWN {
+            Some(
+                encode_request(Id::Number(id), method, params)
+                    .map_err(|e| encode_failed(method, e))?,
+            )
+        } else {
+            self.send_request(id, method, params)?;
+            None
+        };
         let outcome = tokio::time::timeout(timeout, async {
+            if let Some(frame) = queued
+                && self.queue.send(Queued { frame }).await.is_err()
+            {
+                return Err(CallError::Closed);
+            }
             rx.await.unwrap_or(Err(CallError::Closed))
         })
         .await;
@@ -377,6 +400,17 @@ impl Shared {
         match outcome {
             Ok(Err(CallError::Remote { error, .. })) => Err(CallError::Remote { method, error }),
             Ok(reply) => reply,
+            // No answer, but the sidecar did send something that was not a
+            // valid answer meanwhile: that, not the clock, is the fault.
+            Err(_) if self.violations.load(Ordering::Acquire) != violations => {
+                Err(CallError::Protocol {
+                    method,
+                    detail: format!(
+                        "no valid answer within {timeout:?}; the sidecar sent {}",
+                        lock(&self.last_violation)
+                    ),
+                })
+            }
             Err(_) => Err(CallError::Timeout {
                 method,
                 after: timeout,
@@ -449,6 +483,12 @@ impl Shared {
         match decode_frame(line) {
             Err(rejection) => {
                 tracing::warn!(plugin = %self.plugin, "rejected frame from sidecar: {}", crate::redact(&rejection.detail));
+                if may_be_a_response(line) {
+                    self.note_violation(format!(
+                        "a frame the host rejected ({})",
+                        crate::redact(&rejection.detail)
+                    ));
+                }
                 self.respond_later(rejection.id, Err(rejection.error()));
             }
             Ok(Frame::Response(response)) => {
@@ -460,7 +500,14 @@ impl Shared {
                 };
                 let waiter = lock(&self.pending).calls.remove(&id);
                 let Some(waiter) = waiter else {
-                    tracing::debug!(plugin = %self.plugin, id, "response for no pending request (late or unknown)");
+                    if id < 1 || id >= self.next_id.load(Ordering::Relaxed) {
+                        tracing::warn!(plugin = %self.plugin, id, "response to an id the host never sent");
+                        self.note_violation(format!(
+                            "a response to id {id}, which the host never sent"
+                        ));
+                    } else {
+                        tracing::debug!(plugin = %self.plugin, id, "late response for a request that is no longer pending");
+                    }
                     return;
                 };
                 let reply = match response.outcome {
@@ -488,6 +535,11 @@ impl Shared {
                 }
             }
         }
+    }
+
+    fn note_violation(&self, what: String) {
+        *lock(&self.last_violation) = what;
+        self.violations.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Traffic before `extension/initialized`: answer `protocol_error`, then
@@ -664,6 +716,15 @@ where
 
 fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, RpcError> {
     serde_json::value::to_raw_value(value).map_err(|_| RpcError::from_reason(ErrorReason::Internal))
+}
+
+/// Whether a rejected line could have been meant as a response: it is not
+/// JSON at all, or an object without a `method`.
+fn may_be_a_response(line: &[u8]) -> bool {
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(serde_json::Value::Object(object)) => !object.contains_key("method"),
+        Ok(_) | Err(_) => true,
+    }
 }
 
 fn loose_stream_id(params: &RawJson) -> Option<String> {

@@ -76,39 +76,100 @@ pub enum Status {
 }
 
 /// A failed call. [`CallError::reason`] gives the protocol reason where one
-/// applies.
-#[derive(Debug, Clone, thiserror::Error)]
+/// applies; the text ends with it in brackets (`… [intercept_timeout]`), as
+/// a [`StartError`]'s does, so a person and a log search see which row of
+/// the frozen error table the failure is.
+#[derive(Debug, Clone)]
 pub enum CallError {
-    #[error("{method} timed out after {after:?}")]
     Timeout {
         method: &'static str,
         after: Duration,
     },
-    #[error("sidecar connection is down: {0}")]
     Interrupted(Failure),
-    #[error("sidecar connection is closed")]
     Closed,
-    #[error("sidecar is not ready")]
     NotReady,
-    #[error("{method} failed: {}", redact(&error.to_string()))]
     Remote {
         method: &'static str,
         error: RpcError,
     },
-    #[error("{method} message not sent: {detail}")]
     FrameTooLarge {
         method: &'static str,
         detail: String,
     },
-    #[error("invalid {method} result: {}", redact(detail))]
     InvalidResult {
         method: &'static str,
         detail: String,
     },
-    #[error("{0}")]
-    Content(#[from] ContentError),
-    #[error("externalised replacement rejected: {0}")]
+    /// The sidecar broke the framing or answered an id the host never sent
+    /// while this call waited: its answer cannot be trusted to arrive.
+    Protocol {
+        method: &'static str,
+        detail: String,
+    },
+    Content(ContentError),
     Replacement(ResolveError),
+}
+
+impl CallError {
+    /// The text without the trailing `[reason]` (for a message that shows
+    /// the reason elsewhere, as a [`StartError`] does).
+    pub fn message(&self) -> String {
+        let mut out = String::new();
+        let _ = fmt::Write::write_fmt(&mut out, format_args!("{}", Bare(self)));
+        out
+    }
+}
+
+struct Bare<'a>(&'a CallError);
+
+impl fmt::Display for Bare<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            CallError::Timeout { method, after } => write!(f, "{method} timed out after {after:?}"),
+            CallError::Interrupted(failure) => write!(f, "sidecar connection is down: {failure}"),
+            CallError::Closed => f.write_str("sidecar connection is closed"),
+            CallError::NotReady => f.write_str("sidecar is not ready"),
+            CallError::Remote { method, error } => {
+                write!(f, "{method} failed: {}", redact(&error.to_string()))
+            }
+            CallError::FrameTooLarge { method, detail } => {
+                write!(f, "{method} message not sent: {detail}")
+            }
+            CallError::InvalidResult { method, detail } => {
+                write!(f, "invalid {method} result: {}", redact(detail))
+            }
+            CallError::Protocol { method, detail } => {
+                write!(f, "{method} failed: {}", redact(detail))
+            }
+            CallError::Content(e) => write!(f, "{e}"),
+            CallError::Replacement(e) => write!(f, "externalised replacement rejected: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", Bare(self))?;
+        match self.reason() {
+            Some(reason) => write!(f, "{}", reason_suffix(&Some(reason))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CallError::Content(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ContentError> for CallError {
+    fn from(e: ContentError) -> Self {
+        CallError::Content(e)
+    }
 }
 
 impl CallError {
@@ -124,7 +185,9 @@ impl CallError {
             CallError::NotReady => Some(ErrorReason::ProtocolError),
             CallError::Remote { error, .. } => error.structured_reason(),
             CallError::FrameTooLarge { .. } => Some(ErrorReason::FrameTooLarge),
-            CallError::InvalidResult { .. } => Some(ErrorReason::ProtocolError),
+            CallError::InvalidResult { .. } | CallError::Protocol { .. } => {
+                Some(ErrorReason::ProtocolError)
+            }
             CallError::Content(ContentError::TooLarge { .. }) => Some(ErrorReason::FrameTooLarge),
             CallError::Content(_) => Some(ErrorReason::ContentRefExpired),
             CallError::Replacement(ResolveError::Expired(_)) => {

@@ -1,21 +1,30 @@
 //! Guard mode: a tiny re-execution of the host binary that sits between the
-//! host and a sidecar so that the sidecar (and anything it starts) dies when
-//! the host dies, without `unsafe` `pre_exec` hooks.
+//! host and a child (a sidecar today, any stdio server the host starts) so
+//! that the child and everything it starts die with it, without `unsafe`
+//! `pre_exec` hooks. This is the one guarantee every launcher relies on: no
+//! process outlives its owner, grandchildren and `setsid` daemons included.
 //!
 //! The host spawns `<exe> GUARD_MARKER <host-pid> <program> <args…>` as the
 //! leader of a new process group G. The guard
 //! 1. installs a SIGTERM/SIGHUP/SIGINT handler (signal-hook),
 //! 2. asks the kernel for SIGTERM when its parent dies
 //!    (`PR_SET_PDEATHSIG` through rustix),
-//! 3. checks that its parent is still the expected host (the host may have
+//! 3. becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`): a descendant
+//!    whose parent exits — the second fork of a daemon, which also left G
+//!    with `setsid` — is re-parented to the guard instead of init, so the
+//!    guard can still find it,
+//! 4. checks that its parent is still the expected host (the host may have
 //!    died before step 2), else exits,
-//! 4. spawns the sidecar with inherited stdio, so it joins G and the host's
-//!    pipes reach the sidecar directly,
-//! 5. exits with the sidecar's status.
+//! 5. spawns the child with inherited stdio, so it joins G and the host's
+//!    pipes reach it directly,
+//! 6. when the child exits, or on any of those signals, kills every live
+//!    descendant ([`end_descendants`]: found through `/proc` parent links,
+//!    whatever their session or group), then exits with the child's status
+//!    (128 + signal for a signal).
 //!
-//! On any of those signals the guard kills G with SIGKILL, which takes the
-//! sidecar, its grandchildren and the guard itself. The host kills G the
-//! same way on shutdown, crash and drop.
+//! The host ends a guarded tree with SIGTERM to the guard
+//! ([`crate::launch::ProcessTree::end`]) and waits for it; a guard that
+//! does not exit is taken with the group by SIGKILL.
 
 use std::ffi::OsString;
 use std::process::ExitStatus;
@@ -68,6 +77,8 @@ fn guard(args: Vec<OsString>) -> Result<ExitStatus, String> {
     .map_err(|e| format!("installing signal handlers: {e}"))?;
     rustix::process::set_parent_process_death_signal(Some(Signal::TERM))
         .map_err(|e| format!("setting the parent-death signal: {e}"))?;
+    rustix::process::set_child_subreaper(Some(group))
+        .map_err(|e| format!("becoming a child subreaper: {e}"))?;
     if rustix::process::getppid()
         .map(Pid::as_raw_nonzero)
         .map(|p| p.get())
@@ -78,8 +89,11 @@ fn guard(args: Vec<OsString>) -> Result<ExitStatus, String> {
     std::thread::Builder::new()
         .name("guard-signals".into())
         .spawn(move || {
-            if signals.forever().next().is_some() {
-                let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            if let Some(signal) = signals.forever().next() {
+                // Kill only: the main thread reaps (it is waiting for the
+                // child, and would otherwise lose its status).
+                end_descendants(false);
+                std::process::exit(128 + signal);
             }
         })
         .map_err(|e| format!("starting the signal thread: {e}"))?;
@@ -91,61 +105,82 @@ fn guard(args: Vec<OsString>) -> Result<ExitStatus, String> {
     let status = child
         .wait()
         .map_err(|e| format!("waiting for the sidecar: {e}"))?;
-    // The sidecar is gone but what it started may not be. The host kills the
-    // group when it notices, unless the host itself is dying (the sidecar
-    // then exits on stdin EOF, possibly before our parent-death signal is
-    // delivered): so clean up the rest of the group here, sparing ourselves
-    // so the sidecar's status can still be reported.
-    kill_other_members(group);
+    // The child is gone but what it started may not be (the host may be
+    // dying too, so it cannot be relied on): end the rest of the tree here.
+    end_descendants(true);
     Ok(status)
 }
 
-/// SIGKILLs every live process of `group` except this one (Linux `/proc`).
-fn kill_other_members(group: Pid) {
+/// Rounds of [`end_descendants`] before it gives up on a tree that keeps
+/// forking faster than it is killed (then the group kill is the last word).
+const END_ROUNDS: usize = 2000;
+
+/// SIGKILLs every live descendant of this process, however it left the
+/// process group, until none is left (and with `reap`, reaps the ones
+/// re-parented here). Each round kills what one `/proc` snapshot shows; a
+/// process forked meanwhile is re-parented here when its parent dies (this
+/// process is a subreaper) and is in the next snapshot.
+fn end_descendants(reap: bool) {
     let me = rustix::process::getpid();
-    for _ in 0..8 {
-        let members = group_members(group, me);
-        if members.is_empty() {
+    for _ in 0..END_ROUNDS {
+        if reap {
+            reap_children();
+        }
+        let live = descendants(me);
+        if live.is_empty() {
             return;
         }
-        for pid in members {
+        for pid in live {
             let _ = rustix::process::kill_process(pid, Signal::KILL);
         }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    // Members that keep forking: give up on precision, take the group.
-    let _ = rustix::process::kill_process_group(group, Signal::KILL);
+    let _ = rustix::process::kill_process_group(me, Signal::KILL);
 }
 
-fn group_members(group: Pid, except: Pid) -> Vec<Pid> {
+/// Reap every child that has exited (zombies re-parented here included).
+fn reap_children() {
+    while let Ok(Some(_)) = rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {}
+}
+
+/// Live (not zombie) descendants of `root`, from the parent links in
+/// `/proc/<pid>/stat`.
+fn descendants(root: Pid) -> Vec<Pid> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    let mut children: std::collections::HashMap<i32, Vec<(i32, bool)>> = Default::default();
     for entry in entries.flatten() {
         let Some(pid) = entry
             .file_name()
             .to_str()
             .and_then(|n| n.parse::<i32>().ok())
-            .and_then(Pid::from_raw)
         else {
             continue;
         };
-        if pid == except {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
-        else {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        // Fields after the parenthesised command: state, ppid, pgrp, ...
+        // Fields after the parenthesised command: state, ppid, ...
         let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
             continue;
         };
         let mut fields = rest.split_whitespace();
         let state = fields.next().unwrap_or("Z");
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
-        if pgrp == Some(group.as_raw_nonzero().get()) && state != "Z" && state != "X" {
-            out.push(pid);
+        let Some(ppid) = fields.next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let live = state != "Z" && state != "X";
+        children.entry(ppid).or_default().push((pid, live));
+    }
+    let mut out = Vec::new();
+    let mut queue = vec![root.as_raw_nonzero().get()];
+    while let Some(parent) = queue.pop() {
+        for &(pid, live) in children.get(&parent).map(Vec::as_slice).unwrap_or_default() {
+            queue.push(pid);
+            if live && let Some(pid) = Pid::from_raw(pid) {
+                out.push(pid);
+            }
         }
     }
     out

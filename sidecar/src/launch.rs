@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use reasonix_protocol::shells::NEVER_A_SHELL;
@@ -167,20 +168,79 @@ fn shell_name(command: &str) -> Option<String> {
         .then(|| base.to_owned())
 }
 
-/// A spawned child and the process group that contains it and everything it
-/// starts. Other process kinds that need the sidecar's cleanup guarantees
-/// (MCP stdio servers) spawn through [`spawn`] too and kill the group with
-/// [`kill_group`] when they are done.
-pub struct Spawned {
-    pub child: Child,
-    pub group: Pid,
+/// A started process tree: the guard (or, unguarded, the child itself) as
+/// the leader of a new process group, and everything it starts. Every
+/// launcher that must leave nothing behind (sidecars, stdio MCP servers)
+/// starts through [`spawn_tree`] and ends through [`ProcessTree::end`].
+#[derive(Debug)]
+pub struct ProcessTree {
+    leader: Pid,
+    guarded: bool,
+    ended: AtomicBool,
 }
 
-/// Spawns the resolved command with piped stdio in a new process group,
-/// through the guard unless disabled. Other host runtimes that speak NDJSON
-/// over a child's stdio (the Claude Code mods' Node process) start theirs
-/// here too, for the same cleanup: the group, its descendants, parent death.
-pub async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawned, LaunchError> {
+impl ProcessTree {
+    /// The process group id (the guard's pid, or the unguarded child's).
+    pub fn group(&self) -> Pid {
+        self.leader
+    }
+
+    /// Whether a guard watches the tree (it then also catches descendants
+    /// that left the group, and the host's sudden death).
+    pub fn is_guarded(&self) -> bool {
+        self.guarded
+    }
+
+    /// End the whole tree, once (a second signal could hit a reused id).
+    /// Guarded: SIGTERM to the guard, which kills every descendant —
+    /// `setsid` daemons included — and exits; wait for the leader to exit,
+    /// then [`ProcessTree::kill_group`] if it did not. Unguarded: SIGKILL
+    /// to the process group.
+    pub fn end(&self) {
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if self.guarded {
+            match rustix::process::kill_process(self.leader, Signal::TERM) {
+                Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+                Err(err) => {
+                    tracing::warn!(guard = self.leader.as_raw_nonzero().get(), %err, "signalling the sidecar guard failed");
+                    kill_group(self.leader);
+                }
+            }
+        } else {
+            kill_group(self.leader);
+        }
+    }
+
+    /// SIGKILL the process group: the backstop for a guard that did not
+    /// exit after [`ProcessTree::end`] (call it before the leader is reaped).
+    pub fn kill_group(&self) {
+        self.ended.store(true, Ordering::Release);
+        kill_group(self.leader);
+    }
+}
+
+/// Spawns the resolved command with piped stdio as a new process tree,
+/// through the guard unless disabled. Drop the handle only after
+/// [`ProcessTree::end`]. Other host runtimes that need the same cleanup
+/// (stdio MCP servers, the Claude Code mods' Node process) start here too.
+pub async fn spawn_tree(
+    cmd: &ResolvedCommand,
+    guard: &Guard,
+) -> Result<(Child, ProcessTree), LaunchError> {
+    // Through a guard, a program that cannot run would only show up as a
+    // guard exiting early (a "crash" at initialize): check it here, so the
+    // failure is the spawn failure it is.
+    // A bare name (an MCP server's `npx`) is looked up on PATH by exec.
+    if cmd.program.components().count() > 1
+        && let Err(source) = runnable(&cmd.program)
+    {
+        return Err(LaunchError::Spawn {
+            command: cmd.program.display().to_string(),
+            source,
+        });
+    }
     let (program, args): (PathBuf, Vec<OsString>) = match guard {
         Guard::Disabled => (
             cmd.program.clone(),
@@ -208,25 +268,51 @@ pub async fn spawn(cmd: &ResolvedCommand, guard: &Guard) -> Result<Spawned, Laun
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
+        // A guard must live to finish its cleanup after `end()`: dropping
+        // its handle must not SIGKILL it (tokio reaps it once it exits).
+        .kill_on_drop(matches!(guard, Guard::Disabled));
     let child = spawn_on_stable_thread(command)
         .await
         .map_err(|source| LaunchError::Spawn {
             command: cmd.program.display().to_string(),
             source,
         })?;
-    let group = child
+    let leader = child
         .id()
         .and_then(|id| Pid::from_raw(id as i32))
         .ok_or_else(|| LaunchError::Spawn {
             command: cmd.program.display().to_string(),
             source: io::Error::other("child exited before its pid was read"),
         })?;
-    Ok(Spawned { child, group })
+    let tree = ProcessTree {
+        leader,
+        guarded: !matches!(guard, Guard::Disabled),
+        ended: AtomicBool::new(false),
+    };
+    Ok((child, tree))
+}
+
+/// Whether `program` is a file that may be executed.
+fn runnable(program: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(program)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "not executable (no x permission)",
+        ));
+    }
+    Ok(())
 }
 
 /// Kills every process in the group. A group that is already gone is fine.
-pub fn kill_group(group: Pid) {
+fn kill_group(group: Pid) {
     match rustix::process::kill_process_group(group, Signal::KILL) {
         Ok(()) => {}
         Err(rustix::io::Errno::SRCH) => {}

@@ -21,7 +21,7 @@ pub mod stderr_tail;
 pub use connection::{CrashCallback, Enqueued, StreamEvent};
 pub use errors::{CallError, Failure, FailureKind, StartError, StartStage, Status};
 pub use handshake::{Declaration, ManifestCeiling, Undeclared, check_declaration};
-pub use launch::{Guard, LaunchError, LaunchSpec, ResolvedCommand};
+pub use launch::{Guard, LaunchError, LaunchSpec, ProcessTree, ResolvedCommand, spawn_tree};
 pub use redact::redact;
 pub use services::{BoxFuture, HostServices, NoHostServices};
 pub use sidecar::{

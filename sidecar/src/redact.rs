@@ -77,6 +77,17 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"\b(?:sk-(?:proj-|ant-[a-z0-9]{2,8}-|or-v1-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|dop_v1_[a-f0-9]{64})\b",
             whole,
         ),
+        // Slack incoming-webhook and workflow URLs: the path is the secret.
+        rule(
+            r"(\bhooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/-]{8,}",
+            keep_first,
+        ),
+        // Azure connection strings: AccountKey=… / SharedAccessKey=… (base64
+        // with `+`, `/` and `=` padding, up to the next `;`).
+        rule(
+            r"(?i)(\b(?:Account|SharedAccess)Key\s*=\s*)([A-Za-z0-9+/]{16,}={0,2})",
+            keep_first,
+        ),
         // URL userinfo with a password: scheme://user:pass@host.
         rule(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", |c| {
             format!("{}{REDACTED}@", &c[1])
@@ -194,6 +205,22 @@ mod tests {
             "?access_token=ya29.a0AfH6SMB&x=1",
             "?access_token=[REDACTED]&x=1",
         ),
+        (
+            "post to https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/aBcDeFgHiJkLmNoPqRsTuVwX now",
+            "post to https://hooks.slack.com/services/[REDACTED] now",
+        ),
+        (
+            "hooks.slack.com/workflows/T01ABCDEF/A02GHIJKL/123456789/XyZ0aBcD",
+            "hooks.slack.com/workflows/[REDACTED]",
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA+/xyz==;EndpointSuffix=core.windows.net",
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED];EndpointSuffix=core.windows.net",
+        ),
+        (
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNA=",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=[REDACTED]",
+        ),
     ];
 
     /// Text that looks a little like a secret but is not.
@@ -212,6 +239,9 @@ mod tests {
         "content_0123456789abcdef01234567 es_0123456789abcdef01234567",
         "secretary of state",
         "AKIA is a prefix",
+        "see https://api.slack.com/messaging/webhooks and hooks.slack.com/services",
+        "AccountName=acct;AccountKey=;EndpointSuffix=core.windows.net",
+        "the AccountKeyName field and SharedAccessKeyName=root",
     ];
 
     #[test]

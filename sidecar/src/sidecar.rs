@@ -162,23 +162,22 @@ impl Sidecar {
         };
         let resolved =
             launch::resolve(&spec).map_err(|e| fail(StartStage::Launch, e.to_string()))?;
-        let launch::Spawned { mut child, group } =
-            launch::spawn(&resolved, &options.guard)
-                .await
-                .map_err(|e| fail(StartStage::Spawn, e.to_string()))?;
+        let (mut child, tree) = launch::spawn_tree(&resolved, &options.guard)
+            .await
+            .map_err(|e| fail(StartStage::Spawn, e.to_string()))?;
 
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
                 _ => {
-                    launch::kill_group(group);
+                    tree.end();
                     return Err(fail(StartStage::Spawn, "child stdio was not piped".into()));
                 }
             };
         let (stderr_tail, stderr_task) = StderrTail::spawn(&plugin, stderr);
         let (shared, mut tasks) = Shared::start(Wiring {
             plugin: plugin.as_str().into(),
-            group,
+            tree,
             stdin,
             stdout,
             stall: options.write_stall_timeout,
@@ -240,7 +239,10 @@ impl Launched {
                     .shared
                     .fail(Failure::new(FailureKind::StartFailed, &detail));
                 sidecar.shared.kill();
-                sidecar.wait_exit(REAP_TIMEOUT).await;
+                if !sidecar.wait_exit(REAP_TIMEOUT).await {
+                    sidecar.shared.tree.kill_group();
+                    sidecar.wait_exit(REAP_TIMEOUT).await;
+                }
                 let _ = tokio::time::timeout(STDERR_DRAIN, stderr_task).await;
                 Err(StartError {
                     plugin: sidecar.plugin().to_owned(),
@@ -272,12 +274,12 @@ impl Sidecar {
                 return Err((
                     StartStage::Initialize,
                     Some(ErrorReason::ProtocolError),
-                    format!("invalid initialize result: {e}"),
+                    format!("invalid initialize result: {}", e.message()),
                 ));
             }
             Err(e) => {
                 let reason = e.reason();
-                return Err((StartStage::Initialize, reason, e.to_string()));
+                return Err((StartStage::Initialize, reason, e.message()));
             }
         };
         if let Err(e) = check_protocol_version(&result.protocol_version) {
@@ -296,7 +298,7 @@ impl Sidecar {
         self.shared
             .write_frame(&frame)
             .await
-            .map_err(|e| (StartStage::Initialized, e.reason(), e.to_string()))?;
+            .map_err(|e| (StartStage::Initialized, e.reason(), e.message()))?;
         Ok(result)
     }
 
@@ -327,7 +329,7 @@ impl Sidecar {
 
     /// The process group id (the guard's or the sidecar's pid).
     pub fn process_group(&self) -> i32 {
-        self.shared.group.as_raw_nonzero().get()
+        self.shared.tree.group().as_raw_nonzero().get()
     }
 
     /// `extension/intercept`: payloads over 64 KiB go through the content
@@ -538,7 +540,12 @@ impl Sidecar {
         self.shared.close_stdin(EXIT_GRACE).await;
         let exited_in_grace = self.wait_exit(EXIT_GRACE).await;
         self.shared.kill();
-        let reaped = self.wait_exit(REAP_TIMEOUT).await;
+        let mut reaped = self.wait_exit(REAP_TIMEOUT).await;
+        if !reaped {
+            // A guard that did not finish its cleanup: take the group.
+            self.shared.tree.kill_group();
+            reaped = self.wait_exit(REAP_TIMEOUT).await;
+        }
         self.shared.close_orderly();
         if !matches!(self.status(), Status::Crashed(_)) {
             self.shared.status.send_replace(Status::Stopped);

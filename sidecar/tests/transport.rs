@@ -400,7 +400,9 @@ async fn python_sidecar_negative_cases() {
     quick.handshake_timeout = Duration::from_secs(1);
     let err = start_err(py("trailing-garbage"), ceiling(), quick).await;
     assert_eq!(err.stage, StartStage::Initialize);
-    assert!(err.detail.contains("timed out"), "{err}");
+    // The only answer was unreadable: a protocol error, not a timeout.
+    assert_eq!(err.reason, Some(ErrorReason::ProtocolError), "{err}");
+    assert!(err.detail.contains("no valid answer"), "{err}");
     assert!(err.stderr_tail.contains("sent trailing garbage"), "{err}");
     assert!(err.stderr_tail.contains("\"code\": -32700"), "{err}");
 
@@ -666,10 +668,52 @@ async fn oversized_inbound_frame_is_fatal() {
         .await
         .unwrap_err();
     assert_eq!(err.reason(), Some(ErrorReason::FrameTooLarge), "{err}");
+    assert!(err.to_string().ends_with(" [frame_too_large]"), "{err}");
     match sidecar.status() {
         Status::Crashed(f) => assert_eq!(f.kind, FailureKind::FrameTooLarge),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fault_errors_name_their_reason_code() {
+    let sidecar = start(&["good"]).await;
+    let short = Duration::from_millis(500);
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("hang"), short)
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), Some(ErrorReason::InterceptTimeout), "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(err.to_string().ends_with(" [intercept_timeout]"), "{err}");
+
+    // An answer to an id the host never sent, and nothing else: a protocol
+    // error naming what arrived, not a timeout.
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("wrong-id"), short)
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), Some(ErrorReason::ProtocolError), "{err}");
+    assert!(err.to_string().contains("never sent"), "{err}");
+    assert!(!err.to_string().contains("timed out"), "{err}");
+    assert!(err.to_string().ends_with(" [protocol_error]"), "{err}");
+
+    // An answer that is not JSON-RPC at all.
+    let err = sidecar
+        .intercept(HookPoint::ToolBefore, action("garbage-answer"), short)
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), Some(ErrorReason::ProtocolError), "{err}");
+    assert!(err.to_string().contains("rejected"), "{err}");
+    assert!(err.to_string().ends_with(" [protocol_error]"), "{err}");
+
+    // The connection itself is fine.
+    let out = sidecar
+        .intercept(HookPoint::ToolBefore, action("continue"), T)
+        .await
+        .unwrap();
+    assert_eq!(out.decision, Decision::Continue);
+    sidecar.shutdown().await;
 }
 
 #[tokio::test]
@@ -684,6 +728,28 @@ async fn outbound_oversized_frame_fails_only_that_message() {
         .unwrap();
     assert_eq!(tool.content, "grep:null");
     sidecar.shutdown().await;
+}
+
+/// Events queued just before `shutdown()` reach the sidecar before the
+/// shutdown request. On a current-thread runtime the writer has not run
+/// when `shutdown()` is called, so a request written ahead of the queue
+/// overtakes every one of them.
+#[tokio::test]
+async fn queued_events_are_written_before_the_shutdown_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events");
+    let mut s = spec(&["good"]);
+    s.env
+        .insert("TEST_EVENTS_FILE".into(), file.display().to_string());
+    let sidecar = Sidecar::start(s, ceiling(), options()).await.unwrap();
+    for _ in 0..100 {
+        sidecar
+            .event(HookPoint::ToolBefore, action("observe"))
+            .unwrap();
+    }
+    let report = sidecar.shutdown().await;
+    assert_eq!(report.accepted, Some(true));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "100");
 }
 
 #[tokio::test]
@@ -732,6 +798,68 @@ async fn grandchildren_die_with_the_group() {
         for pid in pids {
             eventually("grandchild is gone", || !alive(pid)).await;
         }
+    }
+}
+
+/// The pid a `daemon` sidecar wrote, once it is there.
+async fn daemon_pid(file: &Path) -> i32 {
+    let mut pid = None;
+    eventually("the daemon's pid is written", || {
+        pid = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        pid.is_some()
+    })
+    .await;
+    pid.unwrap()
+}
+
+/// Session and process group of a live process.
+fn session_of(pid: i32) -> Option<(i32, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
+    let pgrp = fields.nth(2)?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((pgrp, session))
+}
+
+/// A daemon that left the process group and the session (`setsid` after
+/// its parent exited) is still found and ended: the guard is a child
+/// subreaper, so the orphan is re-parented to it. Started during
+/// initialize and during an intercept; ended by shutdown and by drop.
+#[tokio::test]
+async fn setsid_daemons_do_not_outlive_the_sidecar() {
+    for (how, end_by_drop) in [("init", false), ("intercept", false), ("intercept", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("daemon");
+        let mut s = spec(&[if how == "init" { "daemon-init" } else { "good" }]);
+        s.env
+            .insert("TEST_PID_FILE".into(), pid_file.display().to_string());
+        let sidecar = Sidecar::start(s, ceiling(), options()).await.unwrap();
+        if how == "intercept" {
+            let out = sidecar
+                .intercept(HookPoint::ToolBefore, action("daemon"), T)
+                .await
+                .unwrap();
+            assert_eq!(out.decision, Decision::Continue);
+        }
+        let daemon = daemon_pid(&pid_file).await;
+        assert!(alive(daemon), "{how}: the daemon runs");
+        let group = sidecar.process_group();
+        eventually("the daemon left the process group", || {
+            session_of(daemon).is_some_and(|(pgrp, _)| pgrp != group)
+        })
+        .await;
+        if end_by_drop {
+            drop(sidecar);
+        } else {
+            let report = sidecar.shutdown().await;
+            assert_eq!(report.accepted, Some(true), "{how}");
+            assert!(report.reaped, "{how}");
+            // The guard ends the tree before it exits: gone at once.
+            assert!(!alive(daemon), "{how}: the daemon outlived shutdown");
+        }
+        eventually("the daemon is gone", || !alive(daemon)).await;
     }
 }
 

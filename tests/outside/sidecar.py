@@ -127,6 +127,33 @@ def decide(params):
     return {"decision": "continue"}
 
 
+def daemonize():
+    """Start a daemon the classic way (fork, setsid, fork, parent exits): it
+    leaves our session and process group and loses its parent. Its pid is
+    logged as a grandchild, so the test checks it is gone after the run."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.setsid()
+        pid2 = os.fork()
+        if pid2 == 0:
+            os.close(w)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            while True:
+                time.sleep(60)
+        os.write(w, str(pid2).encode())
+        os._exit(0)
+    os.close(w)
+    daemon = int(os.read(r, 32))
+    os.close(r)
+    os.waitpid(pid, 0)
+    log("grandchild", pid=daemon, daemon=True)
+
+
 def handle(msg):
     method = msg.get("method")
     rid = msg.get("id")
@@ -136,6 +163,8 @@ def handle(msg):
         return
     if method == "extension/initialize":
         INIT.update(params)
+        if "daemon_init" in MODE:
+            daemonize()
         if "early_request" in MODE:
             ans, _ = request("host/ui/publish", {"surfaceId": "s", "sessionId": params["session"]["sessionId"],
                                                  "generation": params["session"]["generation"], "kind": "status",
@@ -168,6 +197,8 @@ def handle(msg):
         send({"jsonrpc": "2.0", "id": rid, "result": {"accepted": True}})
         return
     if method == "extension/intercept":
+        if "daemon_intercept" in MODE:
+            daemonize()
         if "exit_mid" in MODE:
             log("exiting")
             os._exit(3)

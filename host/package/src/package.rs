@@ -314,6 +314,13 @@ fn load_native(root: &Path, bytes: &[u8]) -> Result<LoadedPackage, PackageError>
     // Skills, commands, prompts and agents inside the declared roots.
     let discovery = crate::inventory::discover(root, &mut inventory)?;
     let mut warnings = report.warnings;
+    warnings.extend(
+        manifest
+            .hooks
+            .keys()
+            .filter(|event| !crate::manifest::HOOK_EVENTS.contains(&event.as_str()))
+            .map(|event| format!("hooks.{event}: unknown event; these hooks will not run")),
+    );
     warnings.extend(discovery.warnings);
     warnings.extend(
         discovery

@@ -530,7 +530,7 @@ fn collect_plugins(b: &mut Builder<'_>, registered: &[Registered]) -> PluginPack
             } else {
                 "FULL TRUST"
             });
-            runtime_issues(b, &e.name, &source, &pkg.root, &rt);
+            runtime_issues(b, &e.name, &source, &pkg.root, &rt, e.is_link());
         }
         if pkg.inventory.module.is_some() {
             info.runtime = true;
@@ -589,6 +589,7 @@ fn runtime_issues(
     source: &str,
     root: &Path,
     rt: &RuntimePlanInfo,
+    linked: bool,
 ) {
     let (trust, what) = match &rt.sandbox {
         None => (
@@ -632,7 +633,12 @@ fn runtime_issues(
                 name,
                 source.to_owned(),
                 format!("runtime command {shown} does not exist (expected a file)"),
-                "Build or restore the runtime binary in the package source, then `reasonix plugin install <source> --replace --yes`.",
+                // A link runs from its source: building there is the whole fix.
+                if linked {
+                    "Build the runtime binary in the linked source directory (see its README); no reinstall is needed."
+                } else {
+                    "Build or restore the runtime binary in the package source, then `reasonix plugin install <source> --replace --yes`."
+                },
                 Some("plugins"),
             );
         }

@@ -9,7 +9,9 @@
 //! `--deny` names them, as in `dev turn`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+
+use crate::cli::output::{self, errln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -62,12 +64,12 @@ pub struct ChatArgs {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    errln!("error: {message}");
     ExitCode::from(1)
 }
 
 fn usage(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    errln!("error: {message}");
     ExitCode::from(2)
 }
 
@@ -167,8 +169,8 @@ pub fn run(args: ChatArgs) -> ExitCode {
     })
 }
 
-/// Writes events: text lines or JSON lines. A closed stdout ends the
-/// process quietly, as command-line tools do.
+/// Writes events: text lines or JSON lines, through the command line's one
+/// output layer (a closed stdout ends the chat quietly at the next input).
 struct Printer {
     json: bool,
     terminal: bool,
@@ -179,19 +181,11 @@ struct Printer {
 }
 
 fn print_json(value: &serde_json::Value) {
-    write_out(&format!("{value}\n"));
+    output::raw_line(&value.to_string());
 }
 
 fn write_out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        // The reader went away (`| head`): nothing more to say.
-        std::process::exit(0);
-    }
+    output::text(text);
 }
 
 impl Printer {
@@ -207,7 +201,7 @@ impl Printer {
         if self.json {
             match serde_json::to_value(event) {
                 Ok(value) => print_json(&value),
-                Err(e) => eprintln!("error: cannot encode an event: {e}"),
+                Err(e) => errln!("error: cannot encode an event: {e}"),
             }
             return;
         }
@@ -272,7 +266,7 @@ async fn piped(session: &Session, mut events: UnboundedReceiver<SessionEvent>, o
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
-                eprintln!("error: reading stdin: {e}");
+                errln!("error: reading stdin: {e}");
                 break;
             }
         };
@@ -280,6 +274,10 @@ async fn piped(session: &Session, mut events: UnboundedReceiver<SessionEvent>, o
             continue;
         }
         run_line(session, &line, &mut events, out, None).await;
+        // Nobody reads the answers any more (`| head`): stop asking.
+        if output::stdout_closed() {
+            break;
+        }
     }
     session.close().await;
     drain(&mut events, out);
@@ -583,6 +581,9 @@ async fn interactive(
             break;
         }
         run_line(session, &line, &mut events, out, Some(&term)).await;
+        if output::stdout_closed() {
+            break;
+        }
     }
     session.close().await;
     drain(&mut events, out);

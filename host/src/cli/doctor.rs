@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+use super::output;
 use super::plugin::common::{EXIT_FAILED, fail, home};
 use crate::capabilities::{self, Report, Severity};
 
@@ -54,13 +55,11 @@ fn capabilities(args: CapabilitiesArgs) -> ExitCode {
         home,
         user_home: crate::home::user_home(),
     });
-    let out = if args.json {
-        format!("{}\n", crate::install::gojson::marshal(&report))
+    if args.json {
+        output::raw_line(&crate::install::gojson::marshal(&report));
     } else {
-        text(&report)
-    };
-    // A reader that goes away (`| head`) is not an error of ours.
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+        output::text(&text(&report));
+    }
     if report.summary.errors > 0 {
         ExitCode::from(EXIT_FAILED)
     } else {

@@ -1,5 +1,8 @@
 //! The `reasonix` command line. `main.rs` stays thin; each subcommand has its
 //! own module. Exit codes: 0 success, 1 the operation failed, 2 usage error.
+//! Everything a command prints goes through [`output`]; diagnostics (the
+//! `tracing` events of the library) go to stderr only ([`logging`]), so
+//! stdout carries nothing but the command's own output.
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -9,8 +12,12 @@ pub mod chat;
 pub mod dev;
 pub mod doctor;
 pub mod mcp;
+pub mod logging;
+pub mod output;
 pub mod plugin;
 pub mod serve;
+
+use output::errln;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,6 +28,10 @@ pub mod serve;
                   extensions (native sidecars and sandboxed WebAssembly components)."
 )]
 pub struct Cli {
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace (RUST_LOG,
+    /// when set, takes precedence; the default shows warnings).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -51,17 +62,18 @@ pub enum Command {
 /// Parse the process arguments and run the chosen command.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    logging::init(cli.verbose);
+    let code = match cli.command {
         Command::Plugin(args) => match args.command {
             Some(plugin::PluginCommand::Unknown(words)) => {
                 let name = words.first().map(String::as_str).unwrap_or_default();
-                eprintln!("unknown plugin command {name:?}\n\n{}", plugin_usage());
-                ExitCode::from(2)
+                errln!("unknown plugin command {name:?}\n\n{}", plugin_usage());
+                ExitCode::from(output::EXIT_USAGE)
             }
             Some(cmd) => plugin::run(cmd),
             // A bare `reasonix plugin` is a request for help (§a.3): usage on stderr, exit 0.
             None => {
-                eprintln!("{}", plugin_usage());
+                errln!("{}", plugin_usage());
                 ExitCode::SUCCESS
             }
         },
@@ -71,7 +83,8 @@ pub fn main() -> ExitCode {
         Command::Acp(args) => acp::run(args),
         Command::Dev(cmd) => dev::run(cmd),
         Command::Doctor(cmd) => doctor::run(cmd),
-    }
+    };
+    output::finish(code)
 }
 
 fn plugin_usage() -> String {

@@ -213,6 +213,7 @@ pub fn execute_install(
                 resp.status = "blocked".into();
                 resp.warnings = warnings;
                 resp.error = e.message.clone();
+                resp.error_code = e.code.as_str().into();
                 resp.next = e.next.clone();
                 return Ok(resp);
             }
@@ -347,8 +348,14 @@ pub fn execute_install(
         }
         done.push(action);
     }
-    resp.applied = true;
+    // `applied` says something was installed: a run whose every action
+    // failed changed nothing.
+    resp.applied = any;
     resp.ok = ok;
+    if let Some(first) = done.iter().find(|a| a.status == "failed") {
+        resp.error = first.error.clone();
+        resp.error_code = first.error_code.clone();
+    }
     resp.status = if ok {
         "done"
     } else if any {
@@ -461,6 +468,7 @@ fn apply_action(
         status: None,
         status_reason: None,
         tree_digest: None,
+        unknown: Default::default(),
     };
     if req.link {
         let source = std::fs::canonicalize(&cand.root).map_err(|e| {

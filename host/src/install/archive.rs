@@ -40,20 +40,47 @@ pub fn unpack_zip(zip_path: &Path, dest: &Path) -> InstallResult<PathBuf> {
     let file = fs::File::open(zip_path).map_err(|e| unreadable(zip_path, &e.to_string()))?;
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| unreadable(zip_path, &e.to_string()))?;
+    // The reader keeps one entry per exact name (the last), so two entries
+    // of one name are only visible here.
+    // (The reader cannot say which name it was.)
+    if archive.has_duplicate_names() {
+        return Err(duplicate(None));
+    }
 
     // Validate every name and the counts from the central directory before
     // writing anything.
     let mut regular = Vec::new();
+    let mut paths = std::collections::BTreeSet::new();
     for i in 0..archive.len() {
         let entry = archive
             .by_index_raw(i)
             .map_err(|e| unreadable(zip_path, &e.to_string()))?;
-        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        // A name that is not UTF-8 would be installed under a guessed
+        // spelling (U+FFFD for each bad byte): refuse it, naming its bytes.
+        let Ok(name) = std::str::from_utf8(entry.name_raw()) else {
+            return Err(InstallError::new(
+                ErrorCode::UnsafePath,
+                format!(
+                    "zip entry \"{}\" has a name that is not UTF-8",
+                    entry.name_raw().escape_ascii()
+                ),
+            )
+            .with_next("Re-create the archive with UTF-8 file names (for example with `reasonix plugin export`)."));
+        };
+        let name = name.to_owned();
         if !is_local_entry(&name) {
             return Err(InstallError::new(
                 ErrorCode::UnsafePath,
                 format!("zip entry {name:?} escapes the extraction directory"),
             ));
+        }
+        // `a/b`, `./a/b` and `a\b` are one path once extracted.
+        let normalized: PathBuf = Path::new(&name.replace('\\', "/"))
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
+        if !entry.is_dir() && !paths.insert(normalized) {
+            return Err(duplicate(Some(&name)));
         }
         if entry.is_dir() || entry.is_symlink() {
             continue;
@@ -88,6 +115,7 @@ pub fn unpack_zip(zip_path: &Path, dest: &Path) -> InstallResult<PathBuf> {
         let mut entry = archive
             .by_index(i)
             .map_err(|e| unreadable(zip_path, &e.to_string()))?;
+        // Checked above: every name is UTF-8.
         let name = String::from_utf8_lossy(entry.name_raw()).replace('\\', "/");
         let rel: PathBuf = Path::new(&name)
             .components()
@@ -145,6 +173,20 @@ pub fn unpack_zip(zip_path: &Path, dest: &Path) -> InstallResult<PathBuf> {
     }
 }
 
+fn duplicate(name: Option<&str>) -> InstallError {
+    let what = match name {
+        Some(name) => format!("zip entry {name:?} appears more than once"),
+        None => "the zip holds two entries with the same name".to_string(),
+    };
+    InstallError::new(
+        ErrorCode::UnsafePath,
+        format!("{what}; which copy to install is ambiguous"),
+    )
+    .with_next(
+        "Re-create the archive with each path once (for example with `reasonix plugin export`).",
+    )
+}
+
 fn unreadable(path: &Path, why: &str) -> InstallError {
     InstallError::new(
         ErrorCode::SourceUnreadable,
@@ -158,6 +200,88 @@ fn unreadable(path: &Path, why: &str) -> InstallError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zip of `files`, then every occurrence of each `(from, to)` byte
+    /// string replaced (names are not covered by any checksum, so this
+    /// forges archives a well-behaved writer refuses to make).
+    fn forged_zip(dir: &Path, files: &[(&str, &str)], patch: &[(&[u8], &[u8])]) -> PathBuf {
+        let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, text) in files {
+            writer
+                .start_file(*name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            writer.write_all(text.as_bytes()).unwrap();
+        }
+        let mut bytes = writer.finish().unwrap().into_inner();
+        for (from, to) in patch {
+            assert_eq!(from.len(), to.len());
+            let mut i = 0;
+            while let Some(at) = bytes[i..].windows(from.len()).position(|w| w == *from) {
+                bytes[i + at..i + at + from.len()].copy_from_slice(to);
+                i += at + from.len();
+            }
+        }
+        let path = dir.join("forged.zip");
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    const MANIFEST: (&str, &str) = (
+        "pkg/reasonix-plugin.json",
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"pkg"}"#,
+    );
+
+    #[test]
+    fn two_entries_of_one_path_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = forged_zip(
+            dir.path(),
+            &[MANIFEST, ("pkg/a.txt", "first"), ("pkg/b.txt", "second")],
+            &[(b"pkg/b.txt", b"pkg/a.txt")],
+        );
+        let dest = dir.path().join("out");
+        fs::create_dir(&dest).unwrap();
+        let err = unpack_zip(&zip, &dest).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsafePath, "{err}");
+        assert!(err.message.contains("same name"), "{err}");
+        assert!(!dest.join("pkg/a.txt").exists());
+    }
+
+    #[test]
+    fn two_spellings_of_one_path_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = forged_zip(
+            dir.path(),
+            &[MANIFEST, ("pkg/a.txt", "first"), ("./pkg/a.txt", "second")],
+            &[],
+        );
+        let dest = dir.path().join("out");
+        fs::create_dir(&dest).unwrap();
+        let err = unpack_zip(&zip, &dest).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsafePath, "{err}");
+        assert!(
+            err.message
+                .contains("\"./pkg/a.txt\" appears more than once"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_refused_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = forged_zip(
+            dir.path(),
+            &[MANIFEST, ("pkg/caf_.txt", "menu")],
+            &[(b"caf_", b"caf\xe9")],
+        );
+        let dest = dir.path().join("out");
+        fs::create_dir(&dest).unwrap();
+        let err = unpack_zip(&zip, &dest).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsafePath, "{err}");
+        assert!(err.message.contains("pkg/caf\\xe9.txt"), "{err}");
+        assert!(err.message.contains("not UTF-8"), "{err}");
+        assert_eq!(fs::read_dir(&dest).unwrap().count(), 0);
+    }
 
     #[test]
     fn local_entry_names() {

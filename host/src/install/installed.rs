@@ -95,7 +95,17 @@ pub fn installed_packages(home: &ReasonixHome) -> InstallResult<(Vec<Installed>,
     mark_incompatible(home, &mut registry);
     let mut out = Vec::new();
     for entry in registry.plugins {
-        let root = home.resolve_root(&entry.root);
+        let root = match home.checked_root(&entry.root) {
+            Ok(root) => root,
+            Err(why) => {
+                warnings.push(format!(
+                    "plugin {}: {why}; it is excluded. {}",
+                    entry.name,
+                    repair_hint(&entry.name)
+                ));
+                continue;
+            }
+        };
         if !root.is_dir() {
             warnings.push(format!(
                 "plugin {}: registered root {} is missing or not a directory; it is excluded. {}",
@@ -156,7 +166,9 @@ fn mark_incompatible(home: &ReasonixHome, registry: &mut PluginRegistry) {
 
 /// Set or clear the incompatible mark on one entry; true when it changed.
 fn update_status(home: &ReasonixHome, entry: &mut RegistryEntry) -> bool {
-    let root = home.resolve_root(&entry.root);
+    let Ok(root) = home.checked_root(&entry.root) else {
+        return false;
+    };
     if !root.is_dir() {
         return false;
     }
@@ -186,6 +198,13 @@ pub fn find_installed(
     if found.is_none()
         && let Some(entry) = PluginRegistry::load(home)?.get(name)
     {
+        if let Err(why) = home.checked_root(&entry.root) {
+            return Err(InstallError::new(
+                ErrorCode::UnsafePath,
+                format!("plugin {name:?}: {why}"),
+            )
+            .with_next(repair_hint(name)));
+        }
         return Err(InstallError::new(
             ErrorCode::MissingRoot,
             format!(

@@ -53,6 +53,9 @@ pub struct SandboxPlanInfo {
     pub network: bool,
     #[serde(rename = "memoryMiB")]
     pub memory_mib: u32,
+    /// What its data directory may hold.
+    #[serde(rename = "dataMiB")]
+    pub data_mib: u32,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -155,6 +158,10 @@ pub struct InstallResponse {
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
+    /// The stable code of `error` (the failure shape of every `--json`
+    /// command: `ok:false`, `errorCode`, `error`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub error_code: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub next: String,
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -354,6 +361,10 @@ pub fn runtime_info(pkg: &LoadedPackage) -> Option<RuntimePlanInfo> {
             rt.sandbox.and_then(|s| s.memory_mib),
         )
         .memory_mib,
+        data_mib: rt
+            .sandbox
+            .and_then(|s| s.data_mib)
+            .unwrap_or(crate::runtime::wasm::DEFAULT_DATA_MIB),
     });
     Some(RuntimePlanInfo {
         command: rt.command.clone(),
@@ -500,9 +511,10 @@ pub fn plugin_action(input: ActionInput<'_>) -> Result<PluginAction, InstallErro
                 runtime_command_line(rt)
             )),
             Some(sandbox) => a.risk_reasons.push(format!(
-                "SANDBOXED: declares a wasm component ({}) that runs inside Reasonix's sandbox — it sees the session payloads of the points it intercepts and may block or rewrite them, but may only tighten permissions; it can read its plugin root, write only {}, sees {}, has no network and at most {} MiB of memory",
+                "SANDBOXED: declares a wasm component ({}) that runs inside Reasonix's sandbox — it sees the session payloads of the points it intercepts and may block or rewrite them, but may only tighten permissions; it can read its plugin root, write only {} (at most {} MiB), sees {}, has no network and at most {} MiB of memory",
                 runtime_command_line(rt),
                 sandbox.data_dir,
+                sandbox.data_mib,
                 env_names(&sandbox.env),
                 sandbox.memory_mib
             )),

@@ -328,7 +328,30 @@ pub fn publish_link(
 /// Remove a package: its tree moves aside, the registry drops the entry,
 /// then the tree is deleted. A linked source directory is never touched:
 /// only the `plugins/<name>` link goes, and only if it still points there.
-pub fn remove_package(home: &ReasonixHome, name: &str) -> InstallResult<RegistryEntry> {
+/// What became of a removed plugin's data directory (`data/<name>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemovedData {
+    /// There was none.
+    None,
+    /// It was deleted.
+    Deleted(PathBuf),
+    /// `--keep-data`: it stays here.
+    Kept(PathBuf),
+    /// Deleting it failed (the plugin itself is removed).
+    NotDeleted { path: PathBuf, why: String },
+}
+
+/// A finished removal.
+#[derive(Debug, Clone)]
+pub struct Removal {
+    pub entry: RegistryEntry,
+    pub data: RemovedData,
+}
+
+/// Remove a plugin: its registry entry, its copied tree (a link's source is
+/// left alone) and, unless `keep_data`, its data directory, so a later,
+/// unrelated package installed under the same name starts with none.
+pub fn remove_package(home: &ReasonixHome, name: &str, keep_data: bool) -> InstallResult<Removal> {
     let _lock = RegistryLock::acquire(home)?;
     let mut registry = PluginRegistry::load(home)?;
     let Some(entry) = registry.get(name).cloned() else {
@@ -367,7 +390,32 @@ pub fn remove_package(home: &ReasonixHome, name: &str) -> InstallResult<Registry
     remove_any(&staging);
     sync_dir(&home.plugins_dir());
     pause_at("after_cleanup");
-    Ok(entry)
+    let data = remove_data(home, name, keep_data);
+    Ok(Removal { entry, data })
+}
+
+/// The data step of a removal, after the registry no longer names the
+/// plugin (so no new session can start it meanwhile).
+fn remove_data(home: &ReasonixHome, name: &str, keep: bool) -> RemovedData {
+    let path = home.data_dir(name);
+    if fs::symlink_metadata(&path).is_err() {
+        return RemovedData::None;
+    }
+    if keep {
+        return RemovedData::Kept(path);
+    }
+    let removed = match fs::symlink_metadata(&path) {
+        // remove_dir_all does not follow symlinks inside the tree.
+        Ok(m) if m.is_dir() => fs::remove_dir_all(&path),
+        _ => fs::remove_file(&path),
+    };
+    match removed {
+        Ok(()) => RemovedData::Deleted(path),
+        Err(e) => RemovedData::NotDeleted {
+            path,
+            why: e.to_string(),
+        },
+    }
 }
 
 /// Enable or disable a package (registry write only).

@@ -2,17 +2,18 @@
 //! plugin package and answer with the uninstall JSON.
 use super::error::{ErrorCode, InstallResult};
 use super::plan::{InstallResponse, KindTally, PluginAction};
-use super::publish::{recover, remove_package};
+use super::publish::{Removal, RemovedData, recover, remove_package};
 use crate::home::ReasonixHome;
-use crate::registry::RegistryEntry;
 
-/// Remove `name`. Not installed is an answer (`status: "blocked"`,
-/// `ok: false`), not an error; any other failure is `Err` and removes
-/// nothing. On success the removed registry entry comes back too.
+/// Remove `name` (its data directory too unless `keep_data`). Not
+/// installed is an answer (`status: "blocked"`, `ok: false`), not an
+/// error; any other failure is `Err` and removes nothing. On success the
+/// removal (entry and what became of the data) comes back too.
 pub fn uninstall(
     home: &ReasonixHome,
     name: &str,
-) -> InstallResult<(InstallResponse, Option<RegistryEntry>)> {
+    keep_data: bool,
+) -> InstallResult<(InstallResponse, Option<Removal>)> {
     let mut resp = InstallResponse {
         op: "uninstall".into(),
         name: name.to_string(),
@@ -20,8 +21,8 @@ pub fn uninstall(
         scope: "global".into(),
         ..Default::default()
     };
-    let entry = match recover(home).and_then(|_| remove_package(home, name)) {
-        Ok(entry) => entry,
+    let removal = match recover(home).and_then(|_| remove_package(home, name, keep_data)) {
+        Ok(removal) => removal,
         Err(e) if e.code == ErrorCode::NotInstalled => {
             resp.status = "blocked".into();
             resp.kind = String::new();
@@ -32,6 +33,15 @@ pub fn uninstall(
         }
         Err(e) => return Err(e),
     };
+    let entry = &removal.entry;
+    if let RemovedData::NotDeleted { path, why } = &removal.data {
+        resp.warnings.push(format!(
+            "could not delete its data directory {}: {why}; delete it before installing another \
+             plugin named {}",
+            path.display(),
+            entry.name
+        ));
+    }
     resp.ok = true;
     resp.status = "done".into();
     resp.applied = true;
@@ -59,5 +69,5 @@ pub fn uninstall(
         ..Default::default()
     }];
     resp.next = "Removed.".into();
-    Ok((resp, Some(entry)))
+    Ok((resp, Some(removal)))
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reasonix_sidecar::Guard;
-use reasonix_sidecar::launch::{ResolvedCommand, Spawned, kill_group};
+use reasonix_sidecar::launch::{ProcessTree, ResolvedCommand};
 use reasonix_sidecar::stderr_tail::StderrTail;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
@@ -18,7 +18,6 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use rustix::process::Pid;
 
 use super::config::{Expander, MissingVar, ServerSpec};
 use super::error::McpError;
@@ -52,15 +51,16 @@ impl ClientHandler for HubClient {
 /// A stdio server's process group: killed (every member, grandchildren
 /// included) when the connection goes.
 struct ProcessGroup {
-    group: Pid,
+    tree: ProcessTree,
     child: tokio::process::Child,
     stderr: StderrTail,
 }
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        kill_group(self.group);
-        let _ = self.child.start_kill();
+        // Guarded: the guard ends every descendant (setsid daemons too)
+        // and exits; unguarded: the group is killed.
+        self.tree.end();
     }
 }
 
@@ -129,7 +129,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .map(|p| p.group.as_raw_nonzero().get())
+            .map(|p| p.tree.group().as_raw_nonzero().get())
     }
 
     /// End the session: the transport closes (a stdio server sees EOF),
@@ -295,13 +295,13 @@ async fn spawn_stdio(
     env.push(("REASONIX_PLUGIN_ROOT".into(), root));
     env.push(("REASONIX_PLUGIN_NAME".into(), spec.plugin.clone()));
     let resolved = ResolvedCommand { program, args, env };
-    let Spawned { mut child, group } = reasonix_sidecar::launch::spawn(&resolved, guard)
+    let (mut child, tree) = reasonix_sidecar::launch::spawn_tree(&resolved, guard)
         .await
         .map_err(|e| McpError::Connect(reasonix_package::mask::mask_url(&e.to_string())))?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        kill_group(group);
+        tree.end();
         return Err(McpError::Connect(
             "the server's stdio pipes are missing".into(),
         ));
@@ -311,7 +311,7 @@ async fn spawn_stdio(
     Ok((
         transport,
         ProcessGroup {
-            group,
+            tree,
             child,
             stderr: tail,
         },

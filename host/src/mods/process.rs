@@ -19,10 +19,9 @@ use reasonix_protocol::frame::{
     Frame, Id, Outcome, decode_frame, encode_error, encode_request, encode_result,
 };
 use reasonix_sidecar::frame::FrameReader;
-use reasonix_sidecar::launch::{ResolvedCommand, kill_group, spawn};
+use reasonix_sidecar::launch::{ProcessTree, ResolvedCommand, spawn_tree};
 use reasonix_sidecar::stderr_tail::StderrTail;
 use reasonix_sidecar::{BoxFuture, Guard};
-use rustix::process::Pid;
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -73,7 +72,7 @@ pub enum CallFailure {
 type Reply = Result<Value, CallFailure>;
 
 struct Shared {
-    group: Pid,
+    tree: ProcessTree,
     pending: Mutex<HashMap<i64, oneshot::Sender<Reply>>>,
     /// `$` calls being answered by the host right now (the budget clock
     /// stops while any is).
@@ -96,7 +95,7 @@ impl Shared {
 
     fn kill(&self) {
         if !self.killed.swap(true, Ordering::AcqRel) {
-            kill_group(self.group);
+            self.tree.end();
         }
     }
 
@@ -130,7 +129,7 @@ pub struct ModProcess {
 impl std::fmt::Debug for ModProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModProcess")
-            .field("group", &self.shared.group)
+            .field("group", &self.shared.tree.group())
             .finish()
     }
 }
@@ -166,16 +165,16 @@ impl ModProcess {
                 ),
             ],
         };
-        let mut spawned = spawn(&command, guard)
+        let (mut child, tree) = spawn_tree(&command, guard)
             .await
             .map_err(|e| format!("starting node: {e}"))?;
-        let stdin = spawned.child.stdin.take().ok_or("node has no stdin")?;
-        let stdout = spawned.child.stdout.take().ok_or("node has no stdout")?;
-        let stderr = spawned.child.stderr.take().ok_or("node has no stderr")?;
+        let stdin = child.stdin.take().ok_or("node has no stdin")?;
+        let stdout = child.stdout.take().ok_or("node has no stdout")?;
+        let stderr = child.stderr.take().ok_or("node has no stderr")?;
         let (stderr, _) = StderrTail::spawn(plugin, stderr);
         let (outbox, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
         let shared = Arc::new(Shared {
-            group: spawned.group,
+            tree,
             pending: Mutex::new(HashMap::new()),
             serving: watch::channel(0).0,
             exited: watch::channel(None).0,
@@ -194,7 +193,6 @@ impl ModProcess {
         });
         // The reaper: the guard (or node) exiting ends the process.
         let reaper = Arc::clone(&shared);
-        let mut child = spawned.child;
         tokio::spawn(async move {
             let status = child.wait().await;
             // Take what it started with it.

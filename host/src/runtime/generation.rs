@@ -14,13 +14,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::join_all;
+use reasonix_protocol::points::Slot;
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::diagnostics::Diagnostics;
 use super::dispatcher::{ChainMember, Dispatcher};
+use super::join::join_all;
 use super::provider::{CatalogEntry, catalog_entry};
 use super::redaction::clean_text;
 use super::slots::{SlotCollision, SlotTable};
@@ -83,6 +84,10 @@ pub struct RuntimeCandidate {
     pub timeout_millis: Option<u64>,
     /// The manifest's `runtime.tools`.
     pub tools: Vec<ToolSpec>,
+    /// The manifest's `runtime.replaces`: the slots it may claim. Two
+    /// declarations of one slot fail the build before anything starts,
+    /// whatever the sidecars later announce.
+    pub replaces: Vec<Slot>,
     /// A fingerprint of everything that, if changed, makes a reload restart
     /// the runtime (manifest + tree digest). Used to report what changed.
     pub fingerprint: String,
@@ -192,6 +197,13 @@ impl Generation {
         workspace_root: &str,
         budget: Duration,
     ) -> Result<Generation, BuildError> {
+        // Collisions are between declarations: refuse them before starting
+        // (and paying for) any runtime.
+        SlotTable::build(
+            candidates
+                .iter()
+                .map(|c| (c.plugin_id.as_str(), c.replaces.iter())),
+        )?;
         let diagnostics = Arc::new(Diagnostics::new());
         let deadline = Instant::now() + budget;
         let context = StartContext {

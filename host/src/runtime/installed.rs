@@ -119,7 +119,8 @@ pub(crate) fn candidate(
         Box::new(WasmStarter::new(
             PathBuf::from(&spec.command),
             ceiling,
-            SandboxPolicy::for_plugin(home.root(), &plugin.name, &plugin.root, runtime.env.clone()),
+            SandboxPolicy::for_plugin(home.root(), &plugin.name, &plugin.root, runtime.env.clone())
+                .with_data_mib(runtime.sandbox.and_then(|s| s.data_mib)),
             InstanceLimits::from_manifest(runtime.sandbox.and_then(|s| s.memory_mib)),
             Some(ComponentCache::in_home(home.root())),
             Arc::clone(hub),
@@ -142,6 +143,13 @@ pub(crate) fn candidate(
             read_only: t.read_only,
         })
         .collect();
+    // The manifest parser checked every slot; one that no longer parses
+    // (an older manifest reader) cannot collide with anything.
+    let replaces = runtime
+        .replaces
+        .iter()
+        .filter_map(|s| reasonix_protocol::points::Slot::parse(s).ok())
+        .collect();
     Ok(Some(RuntimeCandidate {
         plugin_id: plugin.name.clone(),
         version,
@@ -149,6 +157,7 @@ pub(crate) fn candidate(
         priority: runtime.priority,
         timeout_millis: runtime.timeout_millis(),
         tools,
+        replaces,
         fingerprint: fingerprint(
             &plugin.root,
             &package.manifest_path,

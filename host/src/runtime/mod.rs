@@ -10,6 +10,7 @@ pub mod dispatcher;
 pub mod generation;
 pub mod host;
 pub mod installed;
+mod join;
 pub mod native;
 pub mod provider;
 pub mod redaction;
@@ -151,10 +152,19 @@ impl RuntimeError {
         reason: Option<&'static str>,
         message: impl Into<String>,
     ) -> Self {
+        let mut message = redaction::clean_text(&message.into());
+        // Every runtime fault names its protocol reason, native or wasm.
+        if let Some(reason) = reason {
+            let tag = format!("[{reason}]");
+            if !message.ends_with(&tag) {
+                message.push(' ');
+                message.push_str(&tag);
+            }
+        }
         RuntimeError {
             kind,
             reason,
-            message: redaction::clean_text(&message.into()),
+            message,
         }
     }
 }
@@ -209,6 +219,12 @@ pub trait ExtensionRuntime: Send + Sync {
     /// What the runtime declared at start (checked against its manifest).
     fn declaration(&self) -> &RuntimeDeclaration;
     fn health(&self) -> Health;
+    /// The runtime's own recent output, redacted, oldest line first: a wasm
+    /// guest's stdout, stderr and `log` lines (a panic message among them),
+    /// a sidecar's stderr. Shown beside a failure of the runtime.
+    fn log_tail(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// `extension/intercept`, bounded by `timeout`.
     fn intercept<'a>(

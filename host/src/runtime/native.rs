@@ -121,6 +121,15 @@ impl ExtensionRuntime for NativeRuntime {
         }
     }
 
+    fn log_tail(&self) -> Vec<String> {
+        self.sidecar
+            .stderr_tail()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(clean_text)
+            .collect()
+    }
+
     fn intercept<'a>(
         &'a self,
         point: HookPoint,

@@ -220,7 +220,7 @@ pub async fn remove(
     }
     let _write = state.writes.lock().await;
     let home = state.home.clone();
-    let (resp, removed) = blocking(move || crate::install::uninstall::uninstall(&home, &name))
+    let (resp, removed) = blocking(move || crate::install::uninstall::uninstall(&home, &name, false))
         .await?
         .map_err(|e| {
             registry_or(

@@ -113,6 +113,15 @@ pub struct RuntimeSummary {
     pub required: bool,
 }
 
+/// The recent output of a runtime that failed during the turn (a wasm
+/// guest's panic message, a sidecar's stderr), redacted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeLog {
+    pub plugin: String,
+    pub lines: Vec<String>,
+}
+
 /// Everything a turn produced (plus, for `dev turn`, the session's opening
 /// and closing points).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -137,6 +146,9 @@ pub struct TurnReport {
     pub ui: Vec<SurfaceUpdate>,
     pub ui_actions: Vec<UiActionEntry>,
     pub warnings: Vec<Warning>,
+    /// Log tails of the runtimes that failed or were warned about.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<RuntimeLog>,
     pub audit: Vec<AuditEntry>,
     pub status: TurnStatus,
     /// The receipt's gaps: `mod_effects_unobserved` while a Claude Code

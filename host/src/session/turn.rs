@@ -33,7 +33,9 @@ use tokio_util::sync::CancellationToken;
 use super::events::{Answer, InputSource, Question, SessionEvent};
 use super::hooks::{self, HookOutcome};
 use super::inventory::Inventory;
-use super::report::{HookRecord, PointRecord, RuntimeSummary, ToolRecord, TurnReport, TurnStatus};
+use super::report::{
+    HookRecord, PointRecord, RuntimeLog, RuntimeSummary, ToolRecord, TurnReport, TurnStatus,
+};
 use super::{Interaction, Session, SessionError, TurnOptions, file, source, tools};
 use crate::config::RuleVerdict;
 use crate::hooks::Payload;
@@ -138,6 +140,9 @@ struct Recorder<'a> {
     session_id: String,
     points: Vec<PointRecord>,
     hooks: Vec<HookRecord>,
+    /// Plugins whose failure stopped the operation (their log tails are
+    /// reported with it).
+    failed: Vec<String>,
 }
 
 impl<'a> Recorder<'a> {
@@ -149,6 +154,7 @@ impl<'a> Recorder<'a> {
             session,
             points: Vec::new(),
             hooks: Vec::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -177,6 +183,11 @@ impl<'a> Recorder<'a> {
     }
 
     fn failure(&mut self, point: HookPoint, tool: Option<&str>, error: &DispatchError) -> Stop {
+        if let DispatchError::MemberFailed { plugin, .. }
+        | DispatchError::StrategyBlocked { plugin, .. } = error
+        {
+            self.failed.push(plugin.clone());
+        }
         self.push_point(PointRecord {
             point: point.as_str(),
             tool: tool.map(str::to_string),
@@ -1376,6 +1387,8 @@ pub(super) async fn run(
         prefix_hash: prefix_hash.clone(),
         gaps: gaps.clone(),
     });
+    let warnings = generation.diagnostics.warnings();
+    let logs = runtime_logs(&generation, &turn.rec.failed, &warnings);
     let report = TurnReport {
         generation: generation.number,
         session_id: turn.rec.session_id.clone(),
@@ -1390,7 +1403,8 @@ pub(super) async fn run(
         compacted_to: compacted,
         ui: host.ui().updates(),
         ui_actions: host.ui().actions(),
-        warnings: generation.diagnostics.warnings(),
+        warnings,
+        logs,
         audit: generation.diagnostics.audit_entries(),
         status,
         gaps,
@@ -1401,6 +1415,28 @@ pub(super) async fn run(
     drop(generation);
     let reload = host.end_turn(pin).await;
     TurnReport { reload, ..report }
+}
+
+/// The log tails of the runtimes that failed or were warned about, so the
+/// reason a runtime gave (a guest's panic message, a sidecar's stderr) is
+/// shown with its failure.
+fn runtime_logs(
+    generation: &Generation,
+    failed: &[String],
+    warnings: &[crate::runtime::diagnostics::Warning],
+) -> Vec<RuntimeLog> {
+    generation
+        .runtimes
+        .iter()
+        .filter(|r| {
+            failed.contains(&r.plugin_id) || warnings.iter().any(|w| w.plugin == r.plugin_id)
+        })
+        .map(|r| RuntimeLog {
+            plugin: r.plugin_id.clone(),
+            lines: r.runtime.log_tail(),
+        })
+        .filter(|log| !log.lines.is_empty())
+        .collect()
 }
 
 fn runtimes(generation: &Generation) -> Vec<RuntimeSummary> {
@@ -1432,6 +1468,7 @@ fn empty_report(session: &Session, status: TurnStatus) -> TurnReport {
         ui: Vec::new(),
         ui_actions: Vec::new(),
         warnings: Vec::new(),
+        logs: Vec::new(),
         audit: Vec::new(),
         status,
         gaps: Vec::new(),

@@ -49,6 +49,26 @@ impl HookEntry {
     }
 }
 
+/// The events a Reasonix session runs hooks for. A manifest may declare
+/// others (a newer event, a typo); they are kept but never run, and the
+/// package reader warns about each.
+pub const HOOK_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "UserPromptSubmit",
+    "Stop",
+    "StopFailure",
+    "PostLLMCall",
+    "SessionStart",
+    "SessionEnd",
+    "SubagentStart",
+    "SubagentStop",
+    "Notification",
+    "PreCompact",
+];
+
 /// Shells a shell-form hook may name (`""` meaning the default).
 pub const HOOK_SHELLS: [&str; 6] = ["", "auto", "bash", "powershell", "pwsh", "cmd"];
 

@@ -20,12 +20,12 @@ mod reader;
 mod runtime;
 
 pub use capability::{CapabilityRef, SCHEMA_HASH_KINDS, valid_range, valid_semver};
-pub use hooks::{HOOK_SHELLS, HookEntry};
+pub use hooks::{HOOK_EVENTS, HOOK_SHELLS, HookEntry};
 pub use issue::{IssueKind, ManifestError, ManifestIssue};
 pub use mcp::McpServerEntry;
 pub use runtime::{
     ExpandedCommand, MAX_TIMEOUT_MILLIS, PLUGIN_ROOT_VAR, PRIORITY_RANGE, RuntimeSpec,
-    SANDBOX_MEMORY_CEILING_MIB, SandboxSpec, ToolSpec, valid_tool_name,
+    SANDBOX_DATA_CEILING_MIB, SANDBOX_MEMORY_CEILING_MIB, SandboxSpec, ToolSpec, valid_tool_name,
 };
 
 use issue::Issues;

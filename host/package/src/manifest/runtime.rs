@@ -20,6 +20,10 @@ pub const PRIORITY_RANGE: (i64, i64) = (-1000, 1000);
 /// (`runtime.sandbox.memoryMiB`); the host's default is 64 MiB.
 pub const SANDBOX_MEMORY_CEILING_MIB: u32 = 512;
 
+/// The most disk a manifest may grant a wasm runtime's data directory
+/// (`runtime.sandbox.dataMiB`); the host's default is 64 MiB.
+pub const SANDBOX_DATA_CEILING_MIB: u32 = 1024;
+
 /// The host's ceiling for a runtime's intercept budget (60 s).
 pub const MAX_TIMEOUT_MILLIS: u64 =
     reasonix_protocol::points::MAX_INTERCEPT_TIMEOUT.as_millis() as u64;
@@ -60,6 +64,9 @@ pub struct SandboxSpec {
     /// Linear memory of one instance, 1..=[`SANDBOX_MEMORY_CEILING_MIB`].
     #[serde(rename = "memoryMiB", skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<u32>,
+    /// Bytes its data directory may hold, 1..=[`SANDBOX_DATA_CEILING_MIB`].
+    #[serde(rename = "dataMiB", skip_serializing_if = "Option::is_none")]
+    pub data_mib: Option<u32>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -145,7 +152,7 @@ const FIELDS: [&str; 11] = [
     "sandbox",
 ];
 
-const SANDBOX_FIELDS: [&str; 1] = ["memoryMiB"];
+const SANDBOX_FIELDS: [&str; 2] = ["memoryMiB", "dataMiB"];
 
 const TOOL_FIELDS: [&str; 4] = ["name", "description", "inputSchema", "readOnly"];
 
@@ -282,22 +289,27 @@ fn read_sandbox(issues: &mut Issues, value: &Value, command: &str) -> Option<San
             "runtime.sandbox applies only to a wasm runtime (runtime.command naming a .wasm component); a native sidecar is not sandboxed",
         );
     }
-    let memory_mib = obj.int(issues, "memoryMiB").and_then(|mib| {
-        let max = i64::from(SANDBOX_MEMORY_CEILING_MIB);
-        if (1..=max).contains(&mib) {
-            u32::try_from(mib).ok()
-        } else {
-            issues.push(
-                "runtime.sandbox.memoryMiB",
-                IssueKind::InvalidValue,
-                format!(
-                    "runtime.sandbox.memoryMiB {mib} out of range [1, {max}] (the host ceiling)"
-                ),
-            );
-            None
-        }
-    });
-    Some(SandboxSpec { memory_mib })
+    let mut mib = |field: &str, ceiling: u32| {
+        obj.int(issues, field).and_then(|mib| {
+            let max = i64::from(ceiling);
+            if (1..=max).contains(&mib) {
+                u32::try_from(mib).ok()
+            } else {
+                issues.push(
+                    &format!("{path}.{field}"),
+                    IssueKind::InvalidValue,
+                    format!("{path}.{field} {mib} out of range [1, {max}] (the host ceiling)"),
+                );
+                None
+            }
+        })
+    };
+    let memory_mib = mib("memoryMiB", SANDBOX_MEMORY_CEILING_MIB);
+    let data_mib = mib("dataMiB", SANDBOX_DATA_CEILING_MIB);
+    Some(SandboxSpec {
+        memory_mib,
+        data_mib,
+    })
 }
 
 fn read_tools(

@@ -121,7 +121,8 @@ fn a_wasm_runtime_may_set_its_sandbox_memory() {
     assert_eq!(
         runtime.sandbox,
         Some(SandboxSpec {
-            memory_mib: Some(128)
+            memory_mib: Some(128),
+            data_mib: None,
         })
     );
     let m = parse(
@@ -160,6 +161,30 @@ fn sandbox_memory_must_stay_within_the_host_ceiling() {
     )
     .unwrap_err();
     assert_eq!(err.issues[0].path, "runtime.sandbox.memoryMiB");
+}
+
+#[test]
+fn sandbox_data_quota_is_declared_within_the_host_ceiling() {
+    let m = parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+            "runtime":{"command":"/p/ext.wasm","sandbox":{"dataMiB":2}}}"#,
+    )
+    .unwrap();
+    assert_eq!(m.runtime.unwrap().sandbox.unwrap().data_mib, Some(2));
+    for (mib, ok) in [("0", false), ("1", true), ("1024", true), ("1025", false)] {
+        let text = format!(
+            r#"{{"apiVersion":"reasonix.io/plugin/v2","name":"x",
+                "runtime":{{"command":"/p/ext.wasm","sandbox":{{"dataMiB":{mib}}}}}}}"#
+        );
+        match parse(&text) {
+            Ok(_) => assert!(ok, "{mib} was accepted"),
+            Err(err) => {
+                assert!(!ok, "{mib} was refused: {err:?}");
+                assert_eq!(err.issues[0].path, "runtime.sandbox.dataMiB");
+                assert!(err.issues[0].message.contains("[1, 1024]"), "{err:?}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -2,26 +2,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::cli::output::{self, Failure, outln};
 use crate::hooks::{self, HookContext, Payload, Verdict};
+use crate::install::ErrorCode;
 use serde_json::json;
 
 /// Events a plugin hook can be declared for.
-const EVENTS: &[&str] = &[
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "UserPromptSubmit",
-    "Stop",
-    "StopFailure",
-    "PostLLMCall",
-    "SessionStart",
-    "SessionEnd",
-    "SubagentStart",
-    "SubagentStop",
-    "Notification",
-    "PreCompact",
-];
+use reasonix_package::manifest::HOOK_EVENTS as EVENTS;
 
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
@@ -51,39 +38,34 @@ pub struct HookArgs {
 pub fn run(args: HookArgs) -> ExitCode {
     match execute(&args) {
         Ok(code) => code,
-        Err((code, message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(code)
-        }
+        Err(failure) => output::fail("dev.hook", &failure, args.json),
     }
 }
 
-fn reasonix_home() -> Result<PathBuf, (u8, String)> {
+fn reasonix_home() -> Result<PathBuf, Failure> {
     crate::home::ReasonixHome::from_env()
         .map(|h| h.root().to_path_buf())
-        .map_err(|e| (1, e.to_string()))
+        .map_err(|e| Failure::new(ErrorCode::Io.as_str(), e.to_string()))
 }
 
-fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
+fn execute(args: &HookArgs) -> Result<ExitCode, Failure> {
     if !EVENTS.contains(&args.event.as_str()) {
-        return Err((
-            2,
-            format!(
-                "unknown hook event {:?} (one of: {})",
-                args.event,
-                EVENTS.join(", ")
-            ),
-        ));
+        return Err(Failure::usage(format!(
+            "unknown hook event {:?} (one of: {})",
+            args.event,
+            EVENTS.join(", ")
+        )));
     }
     let home = reasonix_home()?;
     let root = match &args.root {
         Some(root) => root.clone(),
         None => installed_root(&home, &args.plugin)?,
     };
-    let pkg = reasonix_package::load_package(&root).map_err(|e| (1, e.to_string()))?;
+    let pkg = reasonix_package::load_package(&root)
+        .map_err(|e| Failure::new(ErrorCode::InvalidManifest.as_str(), e.to_string()))?;
     if args.root.is_some() && pkg.name != args.plugin {
-        return Err((
-            1,
+        return Err(Failure::new(
+            ErrorCode::NameMismatch.as_str(),
             format!(
                 "{} holds plugin {:?}, not {:?}",
                 root.display(),
@@ -99,7 +81,8 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
     payload.event = args.event.clone();
     let workspace = match &args.workspace {
         Some(w) => w.clone(),
-        None => std::env::current_dir().map_err(|e| (1, format!("current directory: {e}")))?,
+        None => std::env::current_dir()
+            .map_err(|e| Failure::new(ErrorCode::Io.as_str(), format!("current directory: {e}")))?,
     };
     let ctx = HookContext::for_package(&pkg, &home, &workspace);
     let declared = pkg
@@ -109,19 +92,16 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
         .filter(|h| h.event == args.event)
         .count();
     if declared == 0 {
-        return Err((
-            1,
+        return Err(Failure::new(
+            "hook.not_declared",
             format!("plugin {:?} has no {} hooks", pkg.name, args.event),
         ));
     }
     if let Some(i) = args.index.filter(|i| *i >= declared) {
-        return Err((
-            2,
-            format!(
-                "--index {i}: plugin {:?} has {declared} {} hooks",
-                pkg.name, args.event
-            ),
-        ));
+        return Err(Failure::usage(format!(
+            "--index {i}: plugin {:?} has {declared} {} hooks",
+            pkg.name, args.event
+        )));
     }
     let runs = hooks::run_event(&pkg.inventory.hooks, &ctx, &payload, args.index);
     let failed = runs.iter().any(|r| r.decision.verdict == Verdict::Error);
@@ -132,16 +112,16 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
             "event": args.event,
             "hooks": runs,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        output::json_pretty(&out);
     } else {
         for r in &runs {
             let what = r.description.as_deref().unwrap_or(&r.source);
             if !r.matched {
-                println!("{} #{} ({what}): not matched", r.event, r.index);
+                outln!("{} #{} ({what}): not matched", r.event, r.index);
                 continue;
             }
             let verdict = serde_json::to_value(r.decision.verdict).unwrap_or_default();
-            println!(
+            outln!(
                 "{} #{} ({what}): exit {}{} -> {}{}",
                 r.event,
                 r.index,
@@ -155,10 +135,10 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
                     .unwrap_or_default()
             );
             if !r.stdout.is_empty() {
-                println!("  stdout: {}", r.stdout.trim_end());
+                outln!("  stdout: {}", r.stdout.trim_end());
             }
             if !r.stderr.is_empty() {
-                println!("  stderr: {}", r.stderr.trim_end());
+                outln!("  stderr: {}", r.stderr.trim_end());
             }
         }
     }
@@ -169,29 +149,44 @@ fn execute(args: &HookArgs) -> Result<ExitCode, (u8, String)> {
     })
 }
 
-fn read_payload(path: &Path) -> Result<Payload, (u8, String)> {
-    let text = reasonix_package::compat::encoding::read_text(path)
-        .map_err(|e| (1, format!("{}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| (1, format!("{}: invalid payload JSON: {e}", path.display())))
+fn read_payload(path: &Path) -> Result<Payload, Failure> {
+    let text = reasonix_package::compat::encoding::read_text(path).map_err(|e| {
+        Failure::new(
+            "hook.payload_unreadable",
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            "hook.payload_invalid",
+            format!("{}: invalid payload JSON: {e}", path.display()),
+        )
+    })
 }
 
 /// The install root of `plugin` in the registry under `home`.
-fn installed_root(home: &Path, plugin: &str) -> Result<PathBuf, (u8, String)> {
+fn installed_root(home: &Path, plugin: &str) -> Result<PathBuf, Failure> {
     let home = crate::home::ReasonixHome::at(home);
-    let registry = crate::registry::PluginRegistry::load(&home)
-        .map_err(|e| (1, format!("plugin registry: {}", e.message)))?;
+    let registry = crate::registry::PluginRegistry::load(&home).map_err(|e| Failure::from(&e))?;
     let entry = registry.get(plugin).ok_or_else(|| {
-        (
-            1,
+        Failure::new(
+            ErrorCode::NotInstalled.as_str(),
             format!(
-                "plugin {plugin:?} is not installed in {} (pass --root DIR for a package directory)",
+                "plugin {plugin:?} is not installed in {}",
                 home.root().display()
             ),
         )
+        .with_next("Pass --root DIR to run the hooks of a package directory.")
     })?;
     if !entry.enabled {
-        eprintln!("note: plugin {plugin:?} is disabled; running its hooks anyway");
+        crate::cli::output::note(&format!(
+            "note: plugin {plugin:?} is disabled; running its hooks anyway\n"
+        ));
     }
-    Ok(home.resolve_root(&entry.root))
+    home.checked_root(&entry.root).map_err(|why| {
+        Failure::new(
+            ErrorCode::UnsafePath.as_str(),
+            format!("plugin {plugin:?}: {why}"),
+        )
+    })
 }

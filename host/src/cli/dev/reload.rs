@@ -12,6 +12,7 @@ use std::sync::Arc;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::cli::output::{self, Failure, errln, outln};
 use crate::home::ReasonixHome;
 use crate::runtime::generation::Generation;
 use crate::runtime::host::CandidateSource;
@@ -76,8 +77,11 @@ pub fn run(args: ReloadArgs) -> ExitCode {
     let home = match ReasonixHome::from_env() {
         Ok(home) => home,
         Err(e) => {
-            eprintln!("error: {e}; set REASONIX_HOME");
-            return ExitCode::from(1);
+            return output::fail(
+                "dev.reload",
+                &Failure::new("install.io", format!("{e}; set REASONIX_HOME")),
+                args.json,
+            );
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -87,8 +91,11 @@ pub fn run(args: ReloadArgs) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
+            return output::fail(
+                "dev.reload",
+                &Failure::new("install.io", format!("cannot start the async runtime: {e}")),
+                args.json,
+            );
         }
     };
     let previous = read_record(&home).unwrap_or_default();
@@ -174,10 +181,19 @@ pub fn run(args: ReloadArgs) -> ExitCode {
         }
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&outcome).unwrap_or_default()
-        );
+        let mut value = serde_json::to_value(&outcome).unwrap_or_default();
+        if let Some(object) = value.as_object_mut() {
+            let why = match &outcome {
+                ReloadResult::Failed { why, .. } => Some(why.clone()),
+                ReloadResult::Swapped { .. } => None,
+            };
+            object.insert("ok".into(), why.is_none().into());
+            if let Some(why) = why {
+                object.insert("errorCode".into(), "runtime.reload_failed".into());
+                object.insert("error".into(), why.into());
+            }
+        }
+        output::json_pretty(&value);
     } else {
         match &outcome {
             ReloadResult::Swapped {
@@ -189,10 +205,10 @@ pub fn run(args: ReloadArgs) -> ExitCode {
                 unchanged,
                 degraded,
             } => {
-                println!("reloaded: generation {from_generation} → {to_generation}");
+                outln!("reloaded: generation {from_generation} → {to_generation}");
                 let list = |label: &str, items: &[String]| {
                     if !items.is_empty() {
-                        println!("  {label:<10} {}", items.join(", "));
+                        outln!("  {label:<10} {}", items.join(", "));
                     }
                 };
                 list("added", added);
@@ -200,18 +216,18 @@ pub fn run(args: ReloadArgs) -> ExitCode {
                 list("changed", changed);
                 list("unchanged", unchanged);
                 for d in degraded {
-                    println!("  {:<10} {}: {}", "degraded", d.plugin, d.why);
+                    outln!("  {:<10} {}: {}", "degraded", d.plugin, d.why);
                 }
                 if added.is_empty() && removed.is_empty() && changed.is_empty() {
-                    println!("  nothing changed: the provider-visible prefix stays byte-identical");
+                    outln!("  nothing changed: the provider-visible prefix stays byte-identical");
                 }
             }
             ReloadResult::Failed {
                 kept_generation,
                 why,
             } => {
-                eprintln!("reload failed; generation {kept_generation} keeps running unchanged");
-                eprintln!("  why: {why}");
+                errln!("reload failed; generation {kept_generation} keeps running unchanged");
+                errln!("  why: {why}");
             }
         }
     }

@@ -258,6 +258,12 @@ pub fn render(report: &TurnReport) -> String {
             let _ = writeln!(out, "result: cancelled");
         }
     }
+    for log in &report.logs {
+        let _ = writeln!(out, "log of {} (most recent last):", log.plugin);
+        for line in &log.lines {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(reload) = &report.reload {
         let _ = writeln!(
             out,

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::cli::output::{self, Failure};
 use crate::home::ReasonixHome;
 use crate::session::{
     InputSource, Interaction, ScriptedCall, Session, SessionOptions, TurnOptions, TurnStatus,
@@ -84,17 +85,11 @@ pub(crate) fn name_and_json(
     Ok((name.trim().to_string(), value))
 }
 
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(2)
-}
-
-fn failure(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(1)
-}
-
 pub fn run(args: TurnArgs) -> ExitCode {
+    let json = args.json;
+    let usage_error = |message: &str| output::fail("dev.turn", &Failure::usage(message), json);
+    let failure =
+        |code: &str, message: &str| output::fail("dev.turn", &Failure::new(code, message), json);
     let mut calls = Vec::new();
     for call in &args.calls {
         match name_and_json("--call", call, true) {
@@ -119,7 +114,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
     }
     let home = match ReasonixHome::from_env() {
         Ok(home) => home,
-        Err(e) => return failure(&format!("{e}; set REASONIX_HOME")),
+        Err(e) => return failure("install.io", &format!("{e}; set REASONIX_HOME")),
     };
     let workspace = match args
         .workspace
@@ -128,7 +123,12 @@ pub fn run(args: TurnArgs) -> ExitCode {
         .unwrap_or_else(std::env::current_dir)
     {
         Ok(dir) => dir,
-        Err(e) => return failure(&format!("cannot read the current directory: {e}")),
+        Err(e) => {
+            return failure(
+                "install.io",
+                &format!("cannot read the current directory: {e}"),
+            );
+        }
     };
     let mut options = SessionOptions::new(home.clone(), workspace);
     options.session_file = args.session.clone();
@@ -145,14 +145,28 @@ pub fn run(args: TurnArgs) -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return failure(&format!("cannot start the async runtime: {e}")),
+        Err(e) => {
+            return failure(
+                "install.io",
+                &format!("cannot start the async runtime: {e}"),
+            );
+        }
     };
     let compact = args.compact;
     runtime.block_on(async move {
         let session = match Session::open(options).await {
             Ok(session) => session,
-            Err(error) => return failure(&error.to_string()),
+            Err(error) => return failure(error.code(), &error.to_string()),
         };
+        {
+            let generation = session.generation();
+            tracing::info!(
+                generation = generation.number,
+                runtimes = generation.runtimes.len(),
+                degraded = generation.degraded.len(),
+                "extension runtime started"
+            );
+        }
         let (opening, opening_hooks) = session.opening();
         let turn = session
             .run_turn(
@@ -167,7 +181,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
         let closing = session.close().await;
         let mut report = match turn {
             Ok(report) => report,
-            Err(error) => return failure(&error.to_string()),
+            Err(error) => return failure(error.code(), &error.to_string()),
         };
         // The report covers the whole one-turn session: its opening and
         // closing points and hooks too.
@@ -177,13 +191,10 @@ pub fn run(args: TurnArgs) -> ExitCode {
             .chain(closing)
             .collect();
         report.hooks = opening_hooks.into_iter().chain(report.hooks).collect();
-        if args.json {
-            match serde_json::to_string_pretty(&report) {
-                Ok(text) => println!("{text}"),
-                Err(e) => return failure(&e.to_string()),
-            }
+        if json {
+            output::json_pretty(&report_json(&report));
         } else {
-            print!("{}", super::render::render(&report));
+            output::text(&super::render::render(&report));
         }
         match report.status {
             TurnStatus::Failed { .. } => ExitCode::from(1),
@@ -192,4 +203,23 @@ pub fn run(args: TurnArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// The report as printed by `--json`: the report itself plus the `ok`
+/// field every `--json` command has, and for a failed turn the failure
+/// shape's `errorCode` and `error`.
+fn report_json(report: &crate::session::TurnReport) -> serde_json::Value {
+    let mut value = serde_json::to_value(report).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        let failed = match &report.status {
+            TurnStatus::Failed { error, .. } => Some(error.clone()),
+            _ => None,
+        };
+        object.insert("ok".into(), failed.is_none().into());
+        if let Some(error) = failed {
+            object.insert("errorCode".into(), "turn.failed".into());
+            object.insert("error".into(), error.into());
+        }
+    }
+    value
 }

@@ -1,12 +1,12 @@
-//! Shared pieces of the `reasonix plugin …` commands: the home, error
-//! reporting with a next step, and exit codes (0 ok, 1 failed, 2 usage).
+//! Shared pieces of the `reasonix plugin …` commands: the home and error
+//! reporting with a next step (through [`crate::cli::output`]).
 use std::process::ExitCode;
 
+use crate::cli::output::{self, Failure};
 use crate::home::ReasonixHome;
 use crate::install::{ErrorCode, InstallError};
 
-pub const EXIT_FAILED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
+pub use crate::cli::output::EXIT_FAILED;
 
 pub fn home() -> Result<ReasonixHome, InstallError> {
     ReasonixHome::from_env().map_err(|e| {
@@ -15,27 +15,22 @@ pub fn home() -> Result<ReasonixHome, InstallError> {
     })
 }
 
-/// Print an error (and its remediation) to stderr; with `json`, also a
-/// one-line JSON object on stdout. Exit 1.
+/// Report an install-layer error (stderr; with `json` also the failure
+/// object on stdout). Exit 1.
 pub fn fail(op: &str, err: &InstallError, json: bool) -> ExitCode {
-    eprintln!("error: {} [{}]", err.message, err.code);
-    eprintln!("next: {}", err.next);
-    if json {
-        let value = serde_json::json!({
-            "ok": false,
-            "status": "failed",
-            "op": op,
-            "error": err.message,
-            "errorCode": err.code.as_str(),
-            "next": err.next,
-        });
-        println!("{}", crate::install::gojson::marshal(&value));
-    }
-    ExitCode::from(EXIT_FAILED)
+    output::fail(op, &Failure::from(err), json)
 }
 
-/// Print a usage refusal and exit 2.
-pub fn usage(message: &str) -> ExitCode {
-    eprintln!("{message}");
-    ExitCode::from(EXIT_USAGE)
+/// The error for a name the registry does not hold.
+pub fn not_installed(name: &str) -> InstallError {
+    InstallError::new(
+        ErrorCode::NotInstalled,
+        format!("plugin {name:?} is not installed"),
+    )
+    .with_next("Run `reasonix plugin list` to see the installed plugins.")
+}
+
+/// Refuse a command line (exit 2), with the failure object under `json`.
+pub fn usage(op: &str, message: &str, json: bool) -> ExitCode {
+    output::fail(op, &Failure::usage(message), json)
 }

@@ -1,10 +1,13 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
 use std::process::ExitCode;
 
-use super::common::{EXIT_FAILED, fail, home};
+use serde::Serialize;
+
+use super::common::{EXIT_FAILED, fail, home, not_installed};
 use crate::capabilities::RuntimeCommand;
+use crate::cli::output::{self, outln};
 use crate::install::digest::tree_digest;
-use crate::install::installed::find_installed;
+use crate::install::installed::{Installed, find_installed};
 use crate::install::plan::runtime_info;
 use crate::install::view::theme_warnings;
 use crate::install::{ErrorCode, InstallError};
@@ -16,49 +19,162 @@ use crate::install::{ErrorCode, InstallError};
                   skill, command and prompt root exists, that a runtime's command exists, that \
                   the shells its hooks need are available, and that a copied tree still has \
                   the digest it was installed with. Warnings (themes, edits) never change the \
-                  exit status; exit 1 means a check failed."
+                  exit status; exit 1 means a check failed.\n\n\
+                  --json prints {\"ok\":…,\"name\",\"root\",\"linked\",\"findings\":[{\"level\",\
+                  \"message\",\"remediation\"}]}; a failed check adds errorCode and error."
 )]
 pub struct DoctorArgs {
     /// Installed plugin name.
     pub name: String,
+    /// Print the checks as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, Serialize)]
+struct Finding {
+    /// `info`, `warning` or `error` (a failed check).
+    level: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remediation: Option<String>,
+    /// How the text report prints it (`missing runtime command: …`).
+    #[serde(skip)]
+    text: String,
+}
+
+#[derive(Default)]
+struct Report {
+    findings: Vec<Finding>,
+}
+
+impl Report {
+    fn info(&mut self, text: String) {
+        self.findings.push(Finding {
+            level: "info",
+            message: text.clone(),
+            remediation: None,
+            text,
+        });
+    }
+
+    fn warning(&mut self, message: String) {
+        self.findings.push(Finding {
+            level: "warning",
+            text: format!("warning: {message}"),
+            message,
+            remediation: None,
+        });
+    }
+
+    /// A failed check: `text` is its line, `message` the bare problem.
+    fn error(&mut self, text: String, message: String, remediation: Option<String>) {
+        self.findings.push(Finding {
+            level: "error",
+            message,
+            remediation,
+            text,
+        });
+    }
+
+    fn failed(&self) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.level == "error")
+    }
 }
 
 pub fn run(args: DoctorArgs) -> ExitCode {
     let result = home().and_then(|h| find_installed(&h, &args.name));
     let (found, warnings) = match result {
         Ok(v) => v,
-        Err(e) => return fail("doctor", &e, false),
+        Err(e) => return fail("doctor", &e, args.json),
     };
-    for w in &warnings {
-        println!("warning: {w}");
-    }
     let Some(installed) = found else {
-        let err = InstallError::new(
-            ErrorCode::NotInstalled,
-            format!("plugin {:?} is not installed", args.name),
-        );
-        return fail("doctor", &err, false);
+        return fail("doctor", &not_installed(&args.name), args.json);
     };
+    let mut report = Report::default();
+    for w in &warnings {
+        report.warning(w.clone());
+    }
+    let linked = installed.entry.is_link();
+    check(&installed, &mut report);
     let root = &installed.root;
+    if args.json {
+        let mut value = serde_json::json!({
+            "ok": report.failed().is_none(),
+            "op": "doctor",
+            "name": args.name,
+            "root": root.to_string_lossy(),
+            "linked": linked,
+            "findings": report.findings,
+        });
+        if let Some(failed) = report.failed() {
+            value["errorCode"] = "plugin.check_failed".into();
+            value["error"] = failed.message.clone().into();
+            if let Some(r) = &failed.remediation {
+                value["next"] = r.clone().into();
+            }
+        }
+        output::raw_line(&crate::install::gojson::marshal(&value));
+    } else {
+        for f in &report.findings {
+            outln!("{}", f.text);
+            if let Some(r) = &f.remediation {
+                outln!("remediation: {r}");
+            }
+        }
+        if report.failed().is_none() {
+            outln!("ok: {} ({})", args.name, root.display());
+        }
+    }
+    if report.failed().is_some() {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// What to do about a missing runtime binary: a linked plugin runs from
+/// its source directory, so building there is the whole fix; a copy must
+/// be reinstalled from a source that has the binary.
+fn rebuild_hint(linked: bool, root: &Path) -> String {
+    if linked {
+        format!(
+            "build the runtime binary in {} (the linked source directory; see its README); no reinstall is needed",
+            root.display()
+        )
+    } else {
+        "build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`".to_string()
+    }
+}
+
+fn check(installed: &Installed, report: &mut Report) {
+    let root = &installed.root;
+    let linked = installed.entry.is_link();
     let pkg = match &installed.package {
         Ok(p) => p,
         Err(e) => {
-            println!("invalid: {e}");
-            if e.contains("missing apiVersion") {
-                println!("remediation: reasonix plugin migrate {} --to-v2", args.name);
-            } else {
-                println!(
-                    "remediation: fix the manifest (reasonix plugin validate {} lists every error), or reinstall with --replace",
+            let remediation = if e.contains("missing apiVersion") {
+                format!("reasonix plugin migrate {} --to-v2", installed.entry.name)
+            } else if linked {
+                format!(
+                    "fix the manifest in {} (reasonix plugin validate {} lists every error); the link picks the fix up",
+                    root.display(),
                     root.display()
-                );
-            }
-            return ExitCode::from(EXIT_FAILED);
+                )
+            } else {
+                format!(
+                    "fix the manifest (reasonix plugin validate {} lists every error), or reinstall with --replace",
+                    root.display()
+                )
+            };
+            report.error(format!("invalid: {e}"), e.clone(), Some(remediation));
+            return;
         }
     };
-    let mut failed = false;
     if let Some(native) = &pkg.native {
         if !native.requires.is_empty() {
-            println!("requires:");
+            report.info("requires:".into());
             for r in &native.requires {
                 let range = r
                     .version_range
@@ -66,18 +182,18 @@ pub fn run(args: DoctorArgs) -> ExitCode {
                     .map(|v| format!(" range={v}"))
                     .unwrap_or_default();
                 let optional = if r.optional { " (optional)" } else { "" };
-                println!("  {}{range}{optional}", r.key());
+                report.info(format!("  {}{range}{optional}", r.key()));
             }
         }
         if !native.provides.is_empty() {
-            println!("provides:");
+            report.info("provides:".into());
             for p in &native.provides {
                 let version = p
                     .version
                     .as_deref()
                     .map(|v| format!("@{v}"))
                     .unwrap_or_default();
-                println!("  {}{version}", p.key());
+                report.info(format!("  {}{version}", p.key()));
             }
         }
     }
@@ -89,23 +205,22 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     ] {
         for r in roots {
             if !root.join(r).is_dir() {
-                println!("missing {kind} root: {r}");
-                failed = true;
+                let message = format!("missing {kind} root: {r}");
+                report.error(message.clone(), message, None);
             }
         }
     }
     if let Some(rt) = runtime_info(pkg) {
-        print!("{}", super::show::full_trust_block(&rt, ""));
+        for line in super::show::full_trust_block(&rt, "").lines() {
+            report.info(line.to_string());
+        }
         match crate::capabilities::runtime_command(root, &rt) {
             RuntimeCommand::Missing(p) => {
-                println!("missing runtime command: {} (expected a file)", p.display());
-                println!(
-                    "remediation: build or restore the runtime binary in the package source (see its README), then `reasonix plugin install <source> --replace --yes`"
-                );
-                failed = true;
+                let message = format!("missing runtime command: {} (expected a file)", p.display());
+                report.error(message.clone(), message, Some(rebuild_hint(linked, root)));
             }
             RuntimeCommand::NotOnPath(cmd) => {
-                println!("warning: runtime command {cmd:?} was not found on PATH");
+                report.warning(format!("runtime command {cmd:?} was not found on PATH"));
             }
             RuntimeCommand::Found(_) | RuntimeCommand::OnPath(_) => {}
         }
@@ -143,33 +258,27 @@ pub fn run(args: DoctorArgs) -> ExitCode {
         failed |= !mod_prerequisites(pkg);
     }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
-        println!("warning: {w}");
+        report.warning(w.clone());
     }
     for issue in crate::hooks::check_hook_runtime(pkg) {
         if issue.prerequisite {
-            println!("unavailable {} hook: {}", issue.event, issue.message);
-            if let Some(r) = &issue.remediation {
-                println!("remediation: {r}");
-            }
-            failed = true;
+            let message = format!("unavailable {} hook: {}", issue.event, issue.message);
+            report.error(message.clone(), message, issue.remediation.clone());
         } else {
-            println!("warning: {} hook: {}", issue.event, issue.message);
+            report.warning(format!("{} hook: {}", issue.event, issue.message));
         }
     }
     if let Some(expected) = &installed.entry.tree_digest {
         match tree_digest(root) {
-            Ok(d) if &d == expected => println!("treeDigest: {d} (matches the registry)"),
-            Ok(d) => println!(
-                "warning: installed tree was changed after install (treeDigest {d}, registered {expected})"
-            ),
-            Err(e) => println!("warning: cannot hash the installed tree: {e}"),
+            Ok(d) if &d == expected => {
+                report.info(format!("treeDigest: {d} (matches the registry)"))
+            }
+            Ok(d) => report.warning(format!(
+                "installed tree was changed after install (treeDigest {d}, registered {expected})"
+            )),
+            Err(e) => report.warning(format!("cannot hash the installed tree: {e}")),
         }
     }
-    if failed {
-        return ExitCode::from(EXIT_FAILED);
-    }
-    println!("ok: {} ({})", args.name, root.display());
-    ExitCode::SUCCESS
 }
 
 /// The Node a mod needs (22+, on PATH, not inside the current directory's

@@ -2,10 +2,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::common::{fail, home};
+use super::common::{fail, home, not_installed};
+use crate::cli::output::{self, outln};
 use crate::export::export_package;
+use crate::install::InstallError;
 use crate::install::installed::find_installed;
-use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -33,11 +34,7 @@ pub fn run(args: ExportArgs) -> ExitCode {
         Err(e) => return fail("export", &e, args.json),
     };
     let Some(installed) = found else {
-        let err = InstallError::new(
-            ErrorCode::NotInstalled,
-            format!("plugin {:?} is not installed", args.name),
-        );
-        return fail("export", &err, args.json);
+        return fail("export", &not_installed(&args.name), args.json);
     };
     let export = match export_package(&args.name, &installed.root) {
         Ok(x) => x,
@@ -76,23 +73,23 @@ pub fn run(args: ExportArgs) -> ExitCode {
             "files": export.files,
             "requiredEnv": export.required_env,
         });
-        println!("{}", crate::install::gojson::marshal(&v));
+        output::raw_line(&crate::install::gojson::marshal(&v));
     } else {
-        println!(
+        outln!(
             "exported {} to {} ({} files)",
             args.name,
             out.display(),
             export.files
         );
         if export.required_env.is_empty() {
-            println!("required environment variables: none");
+            outln!("required environment variables: none");
         } else {
-            println!(
+            outln!(
                 "required environment variables: {}",
                 export.required_env.join(", ")
             );
         }
-        println!(
+        outln!(
             "next: on the other machine, `reasonix plugin install {} --dry-run`, then --yes",
             out.display()
         );

@@ -2,9 +2,10 @@
 use std::process::ExitCode;
 
 use super::common::{fail, home, usage};
+use crate::cli::output;
 use crate::install::plan::{InstallResponse, PluginAction};
 use crate::install::progress::Progress;
-use crate::install::source::SourceContext;
+use crate::install::source::{SourceContext, classify};
 use crate::install::{InstallRequest, execute_install};
 
 #[derive(Debug, clap::Args)]
@@ -18,7 +19,9 @@ use crate::install::{InstallRequest, execute_install};
                   nothing; --yes installs exactly that plan (the copied bytes are re-hashed \
                   before installing and before the registry is published). Without either \
                   flag nothing is written.\n\n\
-                  stdout carries the install_source JSON (one line); a readable summary goes \
+                  On a terminal the result is a readable summary. When stdout is not a \
+                  terminal (a script), or with --json, stdout carries the install_source JSON \
+                  (one line; failures have ok:false, errorCode and error) and the summary goes \
                   to stderr unless --json is given.\n\n\
                   Environment: REASONIX_HOME (default ~/.reasonix) is where packages are \
                   installed; REASONIX_GITHUB_BASE=<base> clones https://github.com/<o>/<r> \
@@ -48,20 +51,30 @@ pub struct InstallArgs {
     /// Refuse to apply unless the material has this contentDigest (from --dry-run).
     #[arg(long, value_name = "DIGEST")]
     pub expect_digest: Option<String>,
-    /// Print only the JSON response (no summary, no progress).
+    /// Print the JSON response even on a terminal (no summary, no progress).
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: InstallArgs) -> ExitCode {
+    let ctx = SourceContext::from_env();
+    // A person on a terminal reads a summary; a script (stdout not a
+    // terminal) or --json gets the install_source JSON, as upstream prints it.
+    let json = args.json || !output::stdout_is_terminal();
     if !args.dry_run && !args.yes {
+        // Say what is wrong with the source before asking for --yes.
+        if let Err(e) = classify(&args.source, &ctx) {
+            return fail("install", &e, json);
+        }
         return usage(
+            "install",
             "plugin install writes files; re-run with --yes to apply, or --dry-run to preview",
+            json,
         );
     }
     let home = match home() {
         Ok(h) => h,
-        Err(e) => return fail("install", &e, args.json),
+        Err(e) => return fail("install", &e, json),
     };
     let req = InstallRequest {
         source: args.source.clone(),
@@ -79,11 +92,15 @@ pub fn run(args: InstallArgs) -> ExitCode {
         expect_digest: args.expect_digest.clone(),
     };
     let progress = Progress::for_terminal(args.json);
-    match execute_install(&home, &SourceContext::from_env(), &req, &progress) {
+    match execute_install(&home, &ctx, &req, &progress) {
         Ok(resp) => {
-            println!("{}", resp.to_json());
-            if !args.json {
-                eprint!("{}", summary(&resp));
+            if json {
+                output::raw_line(&resp.to_json());
+                if !args.json {
+                    output::note(&summary(&resp));
+                }
+            } else {
+                output::text(&summary(&resp));
             }
             if resp.ok {
                 ExitCode::SUCCESS
@@ -91,7 +108,7 @@ pub fn run(args: InstallArgs) -> ExitCode {
                 ExitCode::from(super::common::EXIT_FAILED)
             }
         }
-        Err(e) => fail("install", &e, args.json),
+        Err(e) => fail("install", &e, json),
     }
 }
 

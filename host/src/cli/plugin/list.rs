@@ -2,6 +2,7 @@
 use std::process::ExitCode;
 
 use super::common::{fail, home};
+use crate::cli::output::{self, errln, outln};
 use crate::install::installed::installed_packages;
 
 #[derive(Debug, clap::Args)]
@@ -57,13 +58,13 @@ pub fn run(args: ListArgs) -> ExitCode {
             })
             .collect();
         let out = serde_json::json!({ "plugins": plugins, "warnings": warnings });
-        println!("{}", crate::install::gojson::marshal(&out));
+        output::raw_line(&crate::install::gojson::marshal(&out));
     } else {
         if installed.is_empty() {
-            println!("no plugins installed");
+            outln!("no plugins installed");
         }
         for i in &installed {
-            println!(
+            outln!(
                 "{}\t{}\t{}\t{}\t{}",
                 i.entry.name,
                 i.state(),
@@ -77,7 +78,7 @@ pub fn run(args: ListArgs) -> ExitCode {
             );
         }
         for w in &warnings {
-            eprintln!("warning: {w}");
+            errln!("warning: {w}");
         }
     }
     ExitCode::SUCCESS

@@ -3,7 +3,8 @@ use std::process::ExitCode;
 
 use reasonix_package::LoadedPackage;
 
-use super::common::{fail, home};
+use super::common::{fail, home, not_installed};
+use crate::cli::output::{self, errln, one_line};
 use crate::install::installed::{Installed, find_installed};
 use reasonix_package::mods::preview::ModPreview;
 
@@ -50,6 +51,7 @@ pub fn full_trust_block(rt: &RuntimePlanInfo, indent: &str) -> String {
             );
             block.push_str(&format!("{indent}  plugin root: {}\n", sandbox.plugin_root));
             block.push_str(&format!("{indent}  data dir: {}\n", sandbox.data_dir));
+            block.push_str(&format!("{indent}  data quota: {} MiB\n", sandbox.data_mib));
             block.push_str(&format!(
                 "{indent}  environment: {}\n",
                 if sandbox.env.is_empty() {
@@ -68,7 +70,7 @@ pub fn full_trust_block(rt: &RuntimePlanInfo, indent: &str) -> String {
     };
     out.push_str(&format!(
         "{indent}  command: {}\n",
-        crate::install::plan::runtime_command_line(rt)
+        one_line(&crate::install::plan::runtime_command_line(rt))
     ));
     out.push_str(&format!("{indent}  intercepts: {}\n", list(&rt.intercepts)));
     out.push_str(&format!("{indent}  replaces: {}\n", list(&rt.replaces)));
@@ -176,7 +178,7 @@ pub fn show_text(i: &Installed) -> String {
         }
     };
     if let Some(d) = &pkg.description {
-        out.push_str(&format!("description: {d}\n"));
+        out.push_str(&format!("description: {}\n", one_line(d)));
     }
     let c = Counts::of(pkg);
     out.push_str(&format!("skills: {}\n", c.skills));
@@ -201,7 +203,9 @@ pub fn show_text(i: &Installed) -> String {
 
 fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
     let inv = &pkg.inventory;
-    let desc = |d: &Option<String>| d.clone().unwrap_or_default();
+    // Package text, one field per column: a newline or an escape sequence in
+    // a description cannot forge a line or drive the terminal.
+    let desc = |d: &Option<String>| one_line(d.as_deref().unwrap_or_default());
     let mut out = String::new();
     if !inv.skills.is_empty() {
         out.push_str("skills:\n");
@@ -223,7 +227,7 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
             out.push_str(&format!(
                 "  /{plugin}:{}\t{}\t{}\n",
                 c.name,
-                c.argument_hint.clone().unwrap_or_default(),
+                one_line(c.argument_hint.as_deref().unwrap_or_default()),
                 desc(&c.description)
             ));
         }
@@ -262,12 +266,14 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
                 .unwrap_or_default();
             out.push_str(&format!(
                 "  {}\tmatch={}\t{}\t{}\n",
-                h.event,
-                h.matcher
-                    .as_deref()
-                    .filter(|m| !m.is_empty())
-                    .unwrap_or("*"),
-                what,
+                one_line(&h.event),
+                one_line(
+                    h.matcher
+                        .as_deref()
+                        .filter(|m| !m.is_empty())
+                        .unwrap_or("*")
+                ),
+                one_line(&what),
                 desc(&h.description)
             ));
         }
@@ -277,7 +283,12 @@ fn inventory_text(plugin: &str, pkg: &LoadedPackage) -> String {
         for m in &inv.mcp_servers {
             // Only the masked entry is ever shown (reasonix_package::mask).
             let target = m.display().target();
-            out.push_str(&format!("  {}\t{}\t{}\n", m.name, m.transport, target));
+            out.push_str(&format!(
+                "  {}\t{}\t{}\n",
+                one_line(&m.name),
+                m.transport,
+                one_line(&target)
+            ));
         }
     }
     out
@@ -290,21 +301,14 @@ pub fn run(args: ShowArgs) -> ExitCode {
         Err(e) => return fail("show", &e, args.json),
     };
     let Some(installed) = found else {
-        let err = InstallError::new(
-            ErrorCode::NotInstalled,
-            format!("plugin {:?} is not installed", args.name),
-        );
-        return fail("show", &err, args.json);
+        return fail("show", &not_installed(&args.name), args.json);
     };
     if args.json {
-        println!(
-            "{}",
-            crate::install::gojson::marshal(&plugin_view(&installed))
-        );
+        output::raw_line(&crate::install::gojson::marshal(&plugin_view(&installed)));
     } else {
-        print!("{}", show_text(&installed));
+        output::text(&show_text(&installed));
         for w in warnings {
-            eprintln!("warning: {w}");
+            errln!("warning: {w}");
         }
     }
     if installed.package.is_err() {

@@ -5,6 +5,9 @@ use std::process::ExitCode;
 use reasonix_package::{LoadedPackage, PackageError, load_package};
 use serde_json::{Value, json};
 
+use crate::cli::output::{self, errln};
+use crate::install::ErrorCode;
+
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Reads reasonix-plugin.json (strict reasonix.io/plugin/v2), or else \
@@ -21,8 +24,8 @@ pub struct ValidateArgs {
     /// The plugin root: a directory holding reasonix-plugin.json,
     /// .codex-plugin/plugin.json or .claude-plugin/plugin.json.
     pub dir: PathBuf,
-    /// Print the result as one JSON object: {"ok":true,…} or
-    /// {"ok":false,"errors":[{"path":…,"message":…}]}.
+    /// Print the result as one JSON object: {"ok":true,…} or {"ok":false,
+    /// "errorCode":…,"error":…,"errors":[{"path":…,"message":…}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -31,33 +34,55 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     match load_package(&args.dir) {
         Ok(pkg) => {
             if args.json {
-                println!("{}", success_json(&pkg));
+                output::raw_line(&success_json(&pkg).to_string());
             } else {
-                print!("{}", success_text(&pkg));
+                output::text(&success_text(&pkg));
             }
             ExitCode::SUCCESS
         }
         Err(err) => {
             let errors = error_list(&args.dir, &err);
+            let code = error_code(&err);
+            // Every problem on stderr, the code on the summary line; with
+            // --json also the failure object (plus every error) on stdout.
+            for (_, message) in &errors {
+                errln!("error: {message}");
+            }
+            errln!(
+                "invalid: {} ({} error{}) [{code}]",
+                args.dir.display(),
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            );
             if args.json {
+                let first = errors.first().map(|(_, m)| m.clone()).unwrap_or_default();
                 let errors: Vec<Value> = errors
                     .iter()
                     .map(|(path, message)| json!({"path": path, "message": message}))
                     .collect();
-                println!("{}", json!({"ok": false, "errors": errors}));
-            } else {
-                for (_, message) in &errors {
-                    eprintln!("error: {message}");
-                }
-                eprintln!(
-                    "invalid: {} ({} error{})",
-                    args.dir.display(),
-                    errors.len(),
-                    if errors.len() == 1 { "" } else { "s" }
+                output::raw_line(
+                    &json!({
+                        "ok": false,
+                        "op": "validate",
+                        "errorCode": code,
+                        "error": first,
+                        "errors": errors,
+                    })
+                    .to_string(),
                 );
             }
             ExitCode::from(1)
         }
+    }
+}
+
+/// The install error code the same problem gets at install time.
+fn error_code(err: &PackageError) -> &'static str {
+    match err {
+        PackageError::NoManifest(_) => ErrorCode::ManifestMissing.as_str(),
+        PackageError::Io { .. } => ErrorCode::SourceUnreadable.as_str(),
+        // The enum grows as more package kinds are read.
+        _ => ErrorCode::InvalidManifest.as_str(),
     }
 }
 

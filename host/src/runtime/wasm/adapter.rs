@@ -147,6 +147,10 @@ impl ExtensionRuntime for WasmExtension {
         }
     }
 
+    fn log_tail(&self) -> Vec<String> {
+        self.runtime.log_tail()
+    }
+
     fn intercept<'a>(
         &'a self,
         point: HookPoint,

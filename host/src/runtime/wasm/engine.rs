@@ -74,6 +74,7 @@ impl WasmEngine {
         start_ticker(&engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .and_then(|()| super::fs_limits::add_to_linker(&mut linker))
             .map_err(|e| WasmError::engine(format!("cannot link WASI: {e}")))?;
         v2_0::Extension::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| WasmError::engine(format!("cannot link the host imports: {e}")))?;

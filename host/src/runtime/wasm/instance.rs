@@ -24,6 +24,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::bindings::ComponentPre;
 use super::engine::WasmEngine;
 use super::error::WasmError;
+use super::fs_limits::{DataQuota, FsLimits};
 use super::limits::{CallKind, InstanceLimits, Limiter, classify_trap};
 use super::sandbox::{GuestLog, SandboxPolicy};
 use super::v2_0;
@@ -63,8 +64,10 @@ pub(crate) enum Emission {
 
 /// The data of one instance's store.
 pub(crate) struct HostState {
-    wasi: WasiCtx,
-    table: ResourceTable,
+    pub(super) wasi: WasiCtx,
+    pub(super) table: ResourceTable,
+    /// Open-handle bound and data quota ([`super::fs_limits`]).
+    pub(super) fs_limits: FsLimits,
     pub(crate) limiter: Limiter,
     pub(crate) log: GuestLog,
     pub(crate) plugin_id: Arc<str>,
@@ -134,7 +137,14 @@ impl Instance {
     pub(crate) async fn new(recipe: &InstanceRecipe) -> Result<Instance, WasmError> {
         let state = HostState {
             wasi: recipe.policy.wasi_context(&recipe.log)?,
-            table: ResourceTable::new(),
+            table: super::limits::resource_table(),
+            fs_limits: FsLimits::new(
+                recipe.plugin_id.clone(),
+                Arc::new(std::sync::Mutex::new(DataQuota::new(
+                    recipe.policy.data_dir.clone(),
+                    recipe.policy.data_limit_bytes,
+                ))),
+            ),
             limiter: Limiter::new(recipe.limits),
             log: recipe.log.clone(),
             plugin_id: recipe.plugin_id.clone(),

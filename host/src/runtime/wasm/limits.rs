@@ -27,6 +27,40 @@ pub const MAX_CORE_INSTANCES: usize = 64;
 pub const MAX_TABLES: usize = 64;
 pub const MAX_MEMORIES: usize = 4;
 
+/// A data directory's quota unless its manifest says otherwise
+/// (`runtime.sandbox.dataMiB`).
+pub const DEFAULT_DATA_MIB: u32 = 64;
+/// The most a manifest may grant (checked by the manifest parser).
+pub const HOST_DATA_CEILING_MIB: u32 = reasonix_package::manifest::SANDBOX_DATA_CEILING_MIB;
+/// What one directory entry (file, directory, link) costs against the data
+/// quota on top of its bytes: a quota bounds how many files a guest may
+/// create, not only their size.
+pub const DATA_ENTRY_BYTES: u64 = 4096;
+/// Files and directory streams one instance may hold open: each holds a
+/// host file descriptor.
+pub const MAX_OPEN_HANDLES: usize = 256;
+/// WASI resources of every kind (streams, pollables, descriptors…) one
+/// instance may hold; past it the guest's call traps and the instance is
+/// rebuilt, the host is untouched.
+pub const MAX_WASI_RESOURCES: usize = 4096;
+
+/// A resource table bounded by [`MAX_WASI_RESOURCES`].
+pub(crate) fn resource_table() -> wasmtime::component::ResourceTable {
+    let mut table = wasmtime::component::ResourceTable::new();
+    table.set_max_capacity(MAX_WASI_RESOURCES);
+    table
+}
+
+/// The manifest's `runtime.sandbox.dataMiB` (already range-checked by the
+/// manifest parser) or the default, in bytes.
+pub fn data_quota_bytes(data_mib: Option<u32>) -> u64 {
+    u64::from(
+        data_mib
+            .unwrap_or(DEFAULT_DATA_MIB)
+            .clamp(1, HOST_DATA_CEILING_MIB),
+    ) * MIB as u64
+}
+
 /// The limits applied to one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InstanceLimits {

@@ -5,7 +5,8 @@
 //! through wasmtime's component model, against the WIT world
 //! `reasonix:extension/extension` (`wit/since_v2.0.0`). It answers the same
 //! interceptor, tool, provider and UI calls as a native sidecar, but with no
-//! ambient authority ([`sandbox`]) and bounded CPU and memory ([`limits`]).
+//! ambient authority ([`sandbox`]), bounded CPU and memory ([`limits`]) and
+//! bounded open files and data (`fs_limits`).
 //!
 //! - [`engine`]: the one `Engine`, its epoch ticker and linker;
 //! - [`cache`]: compiled components on disk, verified before use;
@@ -23,6 +24,7 @@ pub mod bindings;
 pub mod cache;
 pub mod engine;
 pub mod error;
+mod fs_limits;
 pub mod instance;
 pub mod limits;
 mod redaction;
@@ -36,7 +38,10 @@ pub use cache::{CacheOutcome, ComponentCache};
 pub use engine::{Allocation, WasmEngine};
 pub use error::{WasmError, WasmErrorKind};
 pub use instance::UiBridge;
-pub use limits::{DEFAULT_MEMORY_MIB, HOST_MEMORY_CEILING_MIB, InstanceLimits};
+pub use limits::{
+    DEFAULT_DATA_MIB, DEFAULT_MEMORY_MIB, HOST_DATA_CEILING_MIB, HOST_MEMORY_CEILING_MIB,
+    InstanceLimits, MAX_OPEN_HANDLES,
+};
 pub use runtime::{StreamSink, WasmFacts, WasmRuntime, WasmStart, WasmStreamEvent};
 pub use sandbox::{GUEST_DATA_DIR, GUEST_PLUGIN_ROOT, GuestLog, SandboxPolicy};
 

@@ -7,7 +7,8 @@
 //! cap-std: the plugin root read-only at [`GUEST_PLUGIN_ROOT`] and the
 //! plugin's data directory read-write at [`GUEST_DATA_DIR`]. cap-std resolves
 //! every path (`..`, symlinks) inside its preopen, so nothing outside them is
-//! reachable. Guest stdout and stderr go into the [`GuestLog`].
+//! reachable; how much the guest may hold open and store there is bounded
+//! by [`super::fs_limits`]. Guest stdout and stderr go into the [`GuestLog`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,9 @@ pub struct SandboxPolicy {
     /// Exactly the manifest's `runtime.env`; nothing from the host's
     /// environment.
     pub env: BTreeMap<String, String>,
+    /// What the data directory may hold (`runtime.sandbox.dataMiB`):
+    /// writes past it fail for the guest.
+    pub data_limit_bytes: u64,
 }
 
 impl SandboxPolicy {
@@ -56,7 +60,14 @@ impl SandboxPolicy {
             plugin_root: plugin_root.to_path_buf(),
             data_dir: data_dir(reasonix_home, plugin_id),
             env,
+            data_limit_bytes: super::limits::data_quota_bytes(None),
         }
+    }
+
+    /// The manifest's `runtime.sandbox.dataMiB` (or the default).
+    pub fn with_data_mib(mut self, data_mib: Option<u32>) -> SandboxPolicy {
+        self.data_limit_bytes = super::limits::data_quota_bytes(data_mib);
+        self
     }
 
     /// A fresh WASI context for one instance. Creates the data directory.
@@ -164,8 +175,11 @@ impl GuestLog {
         }
     }
 
-    /// Append one complete line.
+    /// Append one complete line (blank lines are not kept).
     pub fn line(&self, source: LogSource, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
         let line = format!("{}: {}", source.label(), redact_guest_text(text));
         tracing::info!(target: "reasonix::wasm", plugin = %self.plugin, "{line}");
         let mut inner = self.lock();
@@ -318,6 +332,13 @@ mod tests {
         assert!(bytes <= GUEST_LOG_TAIL_BYTES);
         assert_eq!(tail.last().map(String::as_str), Some("stdout: line 1999"));
         assert!(log.dropped_lines() > 0);
+    }
+
+    #[test]
+    fn blank_lines_are_not_kept() {
+        let log = GuestLog::new("p");
+        log.write_bytes(LogSource::Stderr, b"\n  \nreal line\n\n");
+        assert_eq!(log.tail(), vec!["stderr: real line".to_owned()]);
     }
 
     #[test]

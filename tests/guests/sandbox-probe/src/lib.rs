@@ -13,6 +13,9 @@ use reasonix::extension::types::{Decision, ErrorReason, ExtensionError, HookPoin
 
 struct Probe;
 
+/// Files the `hold` probe keeps open between calls.
+static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+
 fn unknown<T>() -> Result<T, ExtensionError> {
     Err(ExtensionError {
         reason: ErrorReason::UnknownMethod,
@@ -68,6 +71,42 @@ fn run(probe: &str, arg: &str) -> String {
             reasonix::extension::log::log(reasonix::extension::log::Level::Warn, arg);
             "ok: logged".into()
         }
+        // `hold N`: open the plugin's README N more times and keep every
+        // handle (across calls) — a guest that leaks descriptors.
+        "hold" => {
+            let n: usize = arg.parse().unwrap_or(0);
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            for i in 0..n {
+                match std::fs::File::open("/plugin/README.md") {
+                    Ok(file) => held.push(file),
+                    Err(e) => return format!("err: after {i} more ({} held): {e}", held.len()),
+                }
+            }
+            format!("ok: {} held", held.len())
+        }
+        "release" => {
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            let n = held.len();
+            held.clear();
+            format!("ok: released {n}")
+        }
+        // `fill N`: write N MiB into /data/fill.bin, 1 MiB at a time.
+        "fill" => {
+            use std::io::Write as _;
+            let n: usize = arg.parse().unwrap_or(0);
+            let mut file = match std::fs::File::create("/data/fill.bin") {
+                Ok(file) => file,
+                Err(e) => return format!("err: create: {e}"),
+            };
+            let chunk = vec![7u8; 1024 * 1024];
+            for i in 0..n {
+                if let Err(e) = file.write_all(&chunk).and_then(|()| file.flush()) {
+                    return format!("err: after {i} MiB: {e}");
+                }
+            }
+            format!("ok: wrote {n} MiB")
+        }
+        "panic" => panic!("probe panicked: {arg}"),
         other => format!("err: unknown probe {other}"),
     }
 }
