@@ -5,6 +5,7 @@
 mod plugin_common;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use plugin_common::*;
 

@@ -433,4 +433,3 @@ fn start_daemon() {
         std::fs::write(path, pid).unwrap();
     }
 }
-

@@ -10,7 +10,7 @@ use std::time::Duration;
 use reasonix_protocol::error::{ErrorReason, RpcError};
 use reasonix_protocol::frame::{
     EncodeError, Frame, Id, Notification, Outcome, Request, decode_frame, encode_error,
-    encode_notification, encode_request_into, encode_result,
+    encode_notification, encode_request, encode_request_into, encode_result,
 };
 use reasonix_protocol::methods as m;
 use reasonix_protocol::types::{

@@ -227,6 +227,7 @@ impl Task {
             turn: 0,
             status: status.clone(),
             prefix_hash: String::new(),
+            gaps: Vec::new(),
         });
         self.text(&lines.join("\n"));
     }

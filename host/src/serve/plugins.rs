@@ -220,19 +220,20 @@ pub async fn remove(
     }
     let _write = state.writes.lock().await;
     let home = state.home.clone();
-    let (resp, removed) = blocking(move || crate::install::uninstall::uninstall(&home, &name, false))
-        .await?
-        .map_err(|e| {
-            registry_or(
-                &e,
-                ApiError::backend(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "install.failed",
-                    "the package could not be removed",
+    let (resp, removed) =
+        blocking(move || crate::install::uninstall::uninstall(&home, &name, false))
+            .await?
+            .map_err(|e| {
+                registry_or(
                     &e,
-                ),
-            )
-        })?;
+                    ApiError::backend(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "install.failed",
+                        "the package could not be removed",
+                        &e,
+                    ),
+                )
+            })?;
     let reload_error = if removed.is_some() {
         state.reload_after_write().await
     } else {

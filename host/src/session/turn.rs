@@ -40,8 +40,8 @@ use super::{Interaction, Session, SessionError, TurnOptions, file, source, tools
 use crate::config::RuleVerdict;
 use crate::hooks::Payload;
 use crate::proxy::{
-    AllowAll, CapabilityProxy, PROXY_TOOL, PermissionCheck, ProxyAction, PermissionQuery, PermissionVerdict,
-    ProxyContext, ToolPolicy,
+    AllowAll, CapabilityProxy, PROXY_TOOL, PermissionCheck, PermissionQuery, PermissionVerdict,
+    ProxyAction, ProxyContext, ToolPolicy,
 };
 use crate::runtime::StreamOpen;
 use crate::runtime::dispatcher::{DispatchError, Outcome, Ruling};

@@ -1,4 +1,5 @@
 //! `reasonix plugin doctor <name>`: the checks of §a.11.
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -10,7 +11,6 @@ use crate::install::digest::tree_digest;
 use crate::install::installed::{Installed, find_installed};
 use crate::install::plan::runtime_info;
 use crate::install::view::theme_warnings;
-use crate::install::{ErrorCode, InstallError};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -227,7 +227,12 @@ fn check(installed: &Installed, report: &mut Report) {
     }
     for m in &inv.mcp_servers {
         let shown = m.display();
-        println!("mcp server {}: {} {}", m.name, m.transport, shown.target());
+        report.info(format!(
+            "mcp server {}: {} {}",
+            m.name,
+            m.transport,
+            shown.target()
+        ));
         if let Some(command) = m.command.as_deref().filter(|_| m.transport == "stdio") {
             let expanded = command
                 .replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy())
@@ -245,17 +250,19 @@ fn check(installed: &Installed, report: &mut Report) {
                 })
             };
             if !found && !expanded.contains('$') {
-                println!(
-                    "warning: MCP server {} command {:?} was not found (mcp.command_not_found)",
+                report.warning(format!(
+                    "MCP server {} command {:?} was not found (mcp.command_not_found)",
                     m.name,
                     shown.command.unwrap_or_default()
-                );
+                ));
             }
         }
     }
     if let Some(preview) = crate::install::plan::mod_preview(pkg) {
-        print!("{}", super::show::mod_block(&preview, ""));
-        failed |= !mod_prerequisites(pkg);
+        for line in super::show::mod_block(&preview, "").lines() {
+            report.info(line.to_string());
+        }
+        mod_prerequisites(pkg, report);
     }
     for w in pkg.warnings.iter().chain(theme_warnings(root, pkg).iter()) {
         report.warning(w.clone());
@@ -283,7 +290,8 @@ fn check(installed: &Installed, report: &mut Report) {
 
 /// The Node a mod needs (22+, on PATH, not inside the current directory's
 /// workspace; 22.18+ for a TypeScript module). `false` when it is missing.
-fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage) -> bool {
+/// Node for a mod: missing or unable to run the module is an error.
+fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage, report: &mut Report) {
     let cwd = std::env::current_dir().ok();
     let typescript = pkg
         .inventory
@@ -292,23 +300,29 @@ fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage) -> bool {
         .is_some_and(|m| m.language == reasonix_package::mods::ModLanguage::TypeScript);
     match crate::mods::node::find(cwd.as_deref()) {
         Err(problem) => {
-            println!("unavailable mod: {problem}");
-            println!("remediation: install Node.js 22 or newer and put it first on PATH");
-            false
+            let message = format!("unavailable mod: {problem}");
+            report.error(
+                message.clone(),
+                message,
+                Some("install Node.js 22 or newer and put it first on PATH".into()),
+            );
         }
         Ok(node)
             if typescript && node.type_stripping == crate::mods::TypeStripping::Unavailable =>
         {
-            println!(
+            let message = format!(
                 "unavailable mod: the module is TypeScript, and the node on PATH ({} {}) does not strip types",
                 node.path.display(),
                 node.version
             );
-            println!("remediation: use Node.js 22.18 or newer, or build the module to .js");
-            false
+            report.error(
+                message.clone(),
+                message,
+                Some("use Node.js 22.18 or newer, or build the module to .js".into()),
+            );
         }
         Ok(node) => {
-            println!("node: {} {}", node.path.display(), node.version);
+            report.info(format!("node: {} {}", node.path.display(), node.version));
             let home = crate::home::ReasonixHome::from_env();
             let on = home
                 .ok()
@@ -321,11 +335,12 @@ fn mod_prerequisites(pkg: &reasonix_package::LoadedPackage) -> bool {
                 })
                 .is_some_and(|c| c.mods.enabled);
             if !on {
-                println!(
-                    "warning: [mods] enabled is not set in config.toml: the mod does not run until you turn it on"
+                report.warning(
+                    "[mods] enabled is not set in config.toml: the mod does not run until you \
+                     turn it on"
+                        .into(),
                 );
             }
-            true
         }
     }
 }

@@ -10,7 +10,6 @@ use reasonix_package::mods::preview::ModPreview;
 
 use crate::install::plan::{Counts, RuntimePlanInfo, mod_preview, runtime_info};
 use crate::install::view::plugin_view;
-use crate::install::{ErrorCode, InstallError};
 use crate::runtime::redaction::clean_text;
 
 #[derive(Debug, clap::Args)]

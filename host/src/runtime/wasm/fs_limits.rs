@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
-use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode as FsCode;
 use wasmtime_wasi::p2::bindings::filesystem::types as fs;
+use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode as FsCode;
 use wasmtime_wasi::p2::bindings::io::streams;
 use wasmtime_wasi::p2::{
     DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
@@ -287,8 +287,9 @@ impl fs::HostDescriptor for LimitedFs<'_> {
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
         self.limits.reserve(buf.len() as u64)?;
+        let bytes = buf.len() as u64;
         let result = fs::HostDescriptor::write(&mut self.inner, fd, buf, offset).await;
-        self.settle(buf.len() as u64, &result);
+        self.settle(bytes, &result);
         result
     }
 
@@ -308,7 +309,11 @@ impl fs::HostDescriptor for LimitedFs<'_> {
         fs::HostDescriptor::sync(&mut self.inner, fd).await
     }
 
-    async fn create_directory_at(&mut self, fd: Resource<fs::Descriptor>, path: String) -> FsResult<()> {
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<fs::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
         self.limits.reserve(DATA_ENTRY_BYTES)?;
         let result = fs::HostDescriptor::create_directory_at(&mut self.inner, fd, path).await;
         self.settle(DATA_ENTRY_BYTES, &result);
@@ -349,13 +354,14 @@ impl fs::HostDescriptor for LimitedFs<'_> {
     ) -> FsResult<()> {
         self.limits.reserve(DATA_ENTRY_BYTES)?;
         let result = fs::HostDescriptor::link_at(
-                &mut self.inner,
-                fd,
-                old_path_flags,
-                old_path,
-                new_descriptor,
-                new_path,
-            ).await;
+            &mut self.inner,
+            fd,
+            old_path_flags,
+            old_path,
+            new_descriptor,
+            new_path,
+        )
+        .await;
         self.settle(DATA_ENTRY_BYTES, &result);
         result
     }
@@ -392,11 +398,19 @@ impl fs::HostDescriptor for LimitedFs<'_> {
         fs::HostDescriptor::drop(&mut self.inner, fd)
     }
 
-    async fn readlink_at(&mut self, fd: Resource<fs::Descriptor>, path: String) -> FsResult<String> {
+    async fn readlink_at(
+        &mut self,
+        fd: Resource<fs::Descriptor>,
+        path: String,
+    ) -> FsResult<String> {
         fs::HostDescriptor::readlink_at(&mut self.inner, fd, path).await
     }
 
-    async fn remove_directory_at(&mut self, fd: Resource<fs::Descriptor>, path: String) -> FsResult<()> {
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<fs::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
         fs::HostDescriptor::remove_directory_at(&mut self.inner, fd, path).await
     }
 
@@ -459,7 +473,10 @@ impl fs::HostDescriptor for LimitedFs<'_> {
         fs::HostDescriptor::is_same_object(&mut self.inner, a, b).await
     }
 
-    async fn metadata_hash(&mut self, fd: Resource<fs::Descriptor>) -> FsResult<fs::MetadataHashValue> {
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<fs::Descriptor>,
+    ) -> FsResult<fs::MetadataHashValue> {
         fs::HostDescriptor::metadata_hash(&mut self.inner, fd).await
     }
 
