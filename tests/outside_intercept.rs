@@ -121,7 +121,20 @@ fn an_inbound_frame_over_8_mib_is_fatal_to_the_connection() {
         "{}",
         run.all()
     );
-    assert!(o.received_method("extension/intercept").is_empty());
+    // Whether an intercept went out before the host read up to the limit
+    // is a race (the sidecar answers it once its own write returns); after
+    // the frame nothing of the sidecar is read, so no step of it succeeds.
+    for point in report["points"].as_array().unwrap() {
+        for step in point["steps"].as_array().into_iter().flatten() {
+            if step["plugin"] == "huge" {
+                assert!(
+                    ["failed", "skipped"].contains(&step["result"].as_str().unwrap_or("")),
+                    "{step}\n{}",
+                    run.all()
+                );
+            }
+        }
+    }
     o.assert_no_leftovers();
 }
 
