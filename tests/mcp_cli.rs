@@ -450,3 +450,124 @@ fn a_chat_session_connects_a_plugin_server_and_calls_its_tool_through_the_proxy(
     assert_eq!(after[1]["record"]["kind"], "mcp");
     assert_eq!(after[1]["record"]["result"], "from chat");
 }
+
+/// Processes whose environment names `dir` (the servers started for it).
+fn processes_of(dir: &Path) -> Vec<String> {
+    let needle = format!("MCP_TEST_DIR={}", dir.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .map(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn doctor_capabilities_live_starts_what_a_session_would_and_leaves_nothing_running() {
+    require_python_sdk();
+    let env = Env::new();
+    let marks = tempfile::tempdir().unwrap();
+    let dir = marks.path().display().to_string();
+    env.install(
+        "pytools",
+        &[(
+            "reasonix-plugin.json",
+            json!({
+                "apiVersion": "reasonix.io/plugin/v2",
+                "name": "pytools",
+                "version": "1.0.0",
+                "contributes": {"mcpServers": {
+                    "py": {
+                        "command": "python3",
+                        "args": [server_py().display().to_string(), "stdio"],
+                        "env": {"MCP_TEST_DIR": dir}
+                    },
+                    "broken": {
+                        "command": "python3",
+                        "args": ["-c", "import sys; sys.exit(3)"],
+                        "env": {"MCP_TEST_DIR": dir}
+                    },
+                    "idle": {
+                        "command": "python3",
+                        "args": [server_py().display().to_string(), "stdio"],
+                        "env": {"MCP_TEST_DIR": dir}
+                    }
+                }}
+            })
+            .to_string(),
+        )],
+    );
+    // Static: nothing starts, nothing is reported live.
+    let report = env.json(&["doctor", "capabilities", "--json"]);
+    assert_eq!(report["live"], false);
+    assert!(
+        report["mcp"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("runtime_status").is_none()),
+        "{report}"
+    );
+    env.ok(&["mcp", "enable", "py"]);
+    env.ok(&["mcp", "enable", "broken"]);
+    let out = env.run(&[
+        "doctor",
+        "capabilities",
+        "--json",
+        "--live",
+        "--timeout",
+        "30s",
+    ]);
+    // A live start failure is an error: exit 1, the report still printed.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["live"], true);
+    let server = |name: &str| {
+        report["mcp"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {report}"))
+    };
+    let py = server("py");
+    assert_eq!(py["runtime_status"], "connected", "{py}");
+    assert!(py["tool_count"].as_u64().unwrap() > 0, "{py}");
+    assert!(
+        py["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "echo" && t["read_only_hint"] == true),
+        "{py}"
+    );
+    assert_eq!(server("broken")["runtime_status"], "failed");
+    assert_eq!(server("idle")["runtime_status"], "disabled");
+    let failed: Vec<&Value> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["code"] == "mcp.start_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{report}");
+    assert_eq!(failed[0]["name"], "broken");
+    assert_eq!(report["summary"]["errors"], 1, "{report}");
+    // Nothing the probe started outlives it.
+    assert_eq!(processes_of(marks.path()), Vec::<String>::new());
+
+    // The human form says what each server answered; a bad timeout is a
+    // usage error.
+    let human = env.run(&["doctor", "capabilities", "--live"]);
+    let human = text(&human.stdout);
+    assert!(human.contains("connected, "), "{human}");
+    assert!(human.contains("mcp.start_failed"), "{human}");
+    let out = env.run(&["doctor", "capabilities", "--live", "--timeout", "90s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("outside 1s..60s"));
+}

@@ -12,6 +12,7 @@
 
 pub mod display;
 pub mod instructions;
+pub mod live;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

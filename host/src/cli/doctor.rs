@@ -2,6 +2,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Subcommand;
 
@@ -23,8 +24,13 @@ pub enum DoctorCommand {
                   finding is an issue with a severity and a stable code (plugin.missing_root, \
                   hook.invalid_matcher, mcp.command_not_found, …) and a remediation. Paths are \
                   shown as <workspace>/…, ~/… or <external>/name; credentials are redacted. \
-                  The report is static: no MCP server or extension is started.\n\n\
-                  Exit status: 0 when there is no error-level issue, 1 otherwise."
+                  The report is static: nothing is started. With --live, the MCP servers a \
+                  session would start (declared auto_start, or enabled with `reasonix mcp \
+                  enable`) are started four at a time, each within --timeout, and the report \
+                  adds their state and tools (mcp.start_failed, mcp.no_tools); every process \
+                  started is gone when the command returns.\n\n\
+                  Exit status: 0 when there is no error-level issue (a live start failure is \
+                  one), 1 otherwise, 2 for a usage error."
 )]
 pub struct CapabilitiesArgs {
     /// The workspace root to diagnose (default: the current directory).
@@ -33,6 +39,38 @@ pub struct CapabilitiesArgs {
     /// Print the report as JSON (schema_version 1).
     #[arg(long)]
     pub json: bool,
+    /// Start the MCP servers a session would start and report what they offer.
+    #[arg(long)]
+    pub live: bool,
+    /// With --live: how long each server may take to start (1s to 60s).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
+    pub timeout: Duration,
+}
+
+/// `5s`, `500ms`, `1m` or plain seconds, between 1 s and 60 s.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (write 10s, 500ms or 1m)"))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        _ => {
+            return Err(format!(
+                "{text:?} is not a duration (write 10s, 500ms or 1m)"
+            ));
+        }
+    };
+    if !(Duration::from_secs(1)..=Duration::from_secs(60)).contains(&duration) {
+        return Err(format!("{text} is outside 1s..60s"));
+    }
+    Ok(duration)
 }
 
 pub fn run(cmd: DoctorCommand) -> ExitCode {
@@ -50,11 +88,30 @@ fn capabilities(args: CapabilitiesArgs) -> ExitCode {
         Some(r) => r,
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };
-    let report = capabilities::collect(&capabilities::Options {
+    let options = capabilities::Options {
         root,
         home,
         user_home: crate::home::user_home(),
-    });
+    };
+    let mut report = capabilities::collect(&options);
+    if args.live {
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                output::note(&format!("error: cannot start the async runtime: {e}\n"));
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        runtime.block_on(capabilities::live::probe(
+            &mut report,
+            &options,
+            args.timeout,
+        ));
+    }
     if args.json {
         output::raw_line(&crate::install::gojson::marshal(&report));
     } else {
@@ -140,9 +197,14 @@ pub fn text(r: &Report) -> String {
         } else {
             &m.command
         };
+        let live = match (m.runtime_status.as_str(), m.tool_count) {
+            ("", _) => String::new(),
+            (status, Some(n)) => format!("\t{status}, {n} tools"),
+            (status, None) => format!("\t{status}"),
+        };
         let _ = writeln!(
             out,
-            "  {}\t{}\t{target}\t{}\tfrom {}",
+            "  {}\t{}\t{target}\t{}\tfrom {}{live}",
             m.name, m.transport, m.start_intent, m.package_owner
         );
     }

@@ -64,6 +64,9 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// How long a stopped tree's leader may take to exit.
+const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// What connecting needs besides the spec.
 #[derive(Clone)]
 pub(crate) struct ConnectOptions {
@@ -144,7 +147,16 @@ impl Connection {
             .take();
         if let Some(mut process) = process {
             let _ = tokio::time::timeout(Duration::from_millis(500), process.child.wait()).await;
-            drop(process);
+            // End the tree and wait for its leader (a guard kills every
+            // descendant before it exits), so nothing outlives the return.
+            process.tree.end();
+            if tokio::time::timeout(REAP_TIMEOUT, process.child.wait())
+                .await
+                .is_err()
+            {
+                process.tree.kill_group();
+                let _ = tokio::time::timeout(REAP_TIMEOUT, process.child.wait()).await;
+            }
         }
     }
 }

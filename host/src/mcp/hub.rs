@@ -346,6 +346,15 @@ impl McpHub {
         Ok(slot.spec.plugin.clone())
     }
 
+    /// The id of the server `plugin` declares as `name` (conflicts left
+    /// out: they never connect).
+    pub fn id_of(&self, plugin: &str, name: &str) -> Option<String> {
+        self.slots()
+            .values()
+            .find(|slot| slot.spec.plugin == plugin && slot.spec.server.name == name)
+            .map(|slot| slot.spec.id.clone())
+    }
+
     /// Every declared server (conflicts included), sorted by id.
     pub fn servers(&self) -> Vec<ServerStatus> {
         let mut out = Vec::new();
