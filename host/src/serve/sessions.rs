@@ -443,7 +443,11 @@ async fn events(
             if done {
                 return None;
             }
+            // Biased: events already sent (a stopping server closes its
+            // sessions first, so `closed` is among them) go out before the
+            // stop ends the stream.
             let event = tokio::select! {
+                biased;
                 event = receiver.recv() => event?,
                 () = stopping.cancelled() => return None,
             };
