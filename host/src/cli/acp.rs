@@ -51,11 +51,7 @@ pub fn run(args: AcpArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -132,15 +132,11 @@ pub fn run(args: ChatArgs) -> ExitCode {
             ui_answers: (!answers.is_empty()).then_some(answers),
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime() {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let session = match Session::open(options).await {
             Ok(session) => session,
             Err(error) => {
@@ -166,7 +162,11 @@ pub fn run(args: ChatArgs) -> ExitCode {
             piped(&session, events, &mut out).await;
         }
         ExitCode::SUCCESS
-    })
+    });
+    // The line reader may still sit in a blocking read of the terminal:
+    // the session is closed, so do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
 }
 
 /// Writes events: text lines or JSON lines, through the command line's one

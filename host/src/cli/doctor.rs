@@ -95,11 +95,7 @@ fn capabilities(args: CapabilitiesArgs) -> ExitCode {
     };
     let mut report = capabilities::collect(&options);
     if args.live {
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-        {
+        let runtime = match crate::cli::runtime() {
             Ok(runtime) => runtime,
             Err(e) => {
                 output::note(&format!("error: cannot start the async runtime: {e}\n"));

@@ -70,10 +70,7 @@ fn hub() -> Result<McpHub, McpError> {
 }
 
 pub fn run(args: McpArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -93,3 +93,13 @@ fn plugin_usage() -> String {
         .map(|plugin| plugin.render_help().to_string())
         .unwrap_or_default()
 }
+
+/// The async runtime of a command: two workers (the machines this runs on
+/// have two cores; a session's turn, its sidecars' readers and a frontend
+/// share them).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}

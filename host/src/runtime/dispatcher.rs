@@ -430,7 +430,7 @@ impl Dispatcher {
             Err(_) => Err(RuntimeError::new(
                 RuntimeErrorKind::Timeout,
                 Some("intercept_timeout"),
-                format!("no answer within {} ms", budget.as_millis()),
+                format!("timed out: no answer within {} ms", budget.as_millis()),
             )),
         }
     }

@@ -84,11 +84,7 @@ pub fn run(args: ReloadArgs) -> ExitCode {
             );
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             return output::fail(

@@ -139,11 +139,7 @@ pub fn run(args: TurnArgs) -> ExitCode {
         ui_answers: (!answers.is_empty()).then_some(answers),
     };
     options.first_generation = super::reload::recorded_generation(&home);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             return failure(
