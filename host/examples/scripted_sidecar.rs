@@ -74,7 +74,9 @@ fn sleep_ms(rule: &Value) {
 impl Sidecar {
     fn log(&mut self, line: &str) {
         if let Some(file) = &mut self.log {
-            let _ = writeln!(file, "{} {line}", self.name);
+            // One write per line: sidecars share the log (O_APPEND), and a
+            // line written in pieces could interleave with another's.
+            let _ = file.write_all(format!("{} {line}\n", self.name).as_bytes());
         }
     }
 
