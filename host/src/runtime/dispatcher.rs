@@ -343,12 +343,17 @@ impl Dispatcher {
     ///
     /// With nothing subscribed the returned future is ready at once and
     /// holds only the payload (the nil path); otherwise it runs the chain.
+    #[inline]
     pub fn intercept<T>(&self, point: HookPoint, payload: T) -> Intercepting<'_, T>
     where
         T: Serialize + DeserializeOwned,
     {
-        let strategy = self.plans[point.index()].strategy;
-        self.start(point, payload, strategy, || point.slot())
+        // The nil check comes first and inline: nothing else is built.
+        let plan = &self.plans[point.index()];
+        if plan.strategy.is_none() && plan.chain.is_empty() {
+            return Intercepting::ready(point, payload);
+        }
+        self.start(point, payload, plan.strategy, || point.slot())
     }
 
     /// Intercept a tool point (`tool.before` / `tool.after`) with the owner
@@ -664,12 +669,13 @@ impl<T> Unpin for Intercepting<'_, T> {}
 impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
     type Output = Result<Ruling<T>, DispatchError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        const AGAIN: &str = "`Intercepting` polled after completion";
         let this = self.get_mut();
         let run = match this.chain.as_mut() {
+            // The nil path: kept small so that it inlines into the caller.
             None => {
-                let payload = this.payload.take().expect(AGAIN);
+                let payload = this.payload.take().expect(POLLED_AGAIN);
                 return Poll::Ready(Ok(Ruling::untouched(payload)));
             }
             Some(chain) => match chain.as_mut().poll(cx) {
@@ -678,43 +684,56 @@ impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
             },
         };
         this.chain = None;
-        let original = this.payload.take().expect(AGAIN);
-        Poll::Ready(run.and_then(|run| {
-            let replaced = run.replacement.is_some();
-            let payload = match run.replacement {
-                None => original,
-                Some(text) => match serde_json::from_str::<T>(text.get()) {
-                    Ok(payload) => payload,
-                    Err(error) => {
-                        // Validation passed but the host's own type refused
-                        // it: a violation of the last replacer.
-                        let plugin = run
-                            .steps
-                            .iter()
-                            .rev()
-                            .find(|s| s.result == StepResult::Replaced)
-                            .map(|s| s.plugin.clone())
-                            .unwrap_or_default();
-                        return Err(DispatchError::MemberFailed {
-                            class: "replacer",
-                            point: this.point.as_str(),
-                            why: clean_text(&format!(
-                                "replacement does not fit the host payload: {error}"
-                            )),
-                            plugin,
-                            steps: run.steps,
-                        });
-                    }
-                },
-            };
-            Ok(Ruling {
-                payload,
-                replaced,
-                outcome: run.outcome,
-                steps: run.steps,
-            })
-        }))
+        let original = this.payload.take().expect(POLLED_AGAIN);
+        Poll::Ready(settle(this.point, original, run))
     }
+}
+
+const POLLED_AGAIN: &str = "`Intercepting` polled after completion";
+
+/// Decode what the chain came to into the host's type (out of line: the
+/// nil path never gets here).
+#[inline(never)]
+fn settle<T: DeserializeOwned>(
+    point: HookPoint,
+    original: T,
+    run: Result<ChainRun, DispatchError>,
+) -> Result<Ruling<T>, DispatchError> {
+    run.and_then(|run| {
+        let replaced = run.replacement.is_some();
+        let payload = match run.replacement {
+            None => original,
+            Some(text) => match serde_json::from_str::<T>(text.get()) {
+                Ok(payload) => payload,
+                Err(error) => {
+                    // Validation passed but the host's own type refused
+                    // it: a violation of the last replacer.
+                    let plugin = run
+                        .steps
+                        .iter()
+                        .rev()
+                        .find(|s| s.result == StepResult::Replaced)
+                        .map(|s| s.plugin.clone())
+                        .unwrap_or_default();
+                    return Err(DispatchError::MemberFailed {
+                        class: "replacer",
+                        point: point.as_str(),
+                        why: clean_text(&format!(
+                            "replacement does not fit the host payload: {error}"
+                        )),
+                        plugin,
+                        steps: run.steps,
+                    });
+                }
+            },
+        };
+        Ok(Ruling {
+            payload,
+            replaced,
+            outcome: run.outcome,
+            steps: run.steps,
+        })
+    })
 }
 
 #[cfg(test)]
