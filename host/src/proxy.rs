@@ -493,7 +493,7 @@ impl<'a> CapabilityProxy<'a> {
             decision: DispatchDecision::Refused(reason),
             recovery: None,
         };
-        let arguments_json = Value::Object(arguments.clone()).to_string();
+        let arguments_json = serde_json::to_string(&arguments).unwrap_or_default();
         if let Some(capability) = self.extensions.get(name) {
             let read_only = capability.read_only;
             if let Some(reason) = policy_refusal(ctx.policy, name, Some(read_only), None) {

@@ -601,9 +601,13 @@ impl McpHub {
         } else {
             None
         };
-        let first = self
-            .call_once(&connection, &tool.tool, arguments.clone())
-            .await;
+        // Kept for a replay, which only a read-only tool gets.
+        let replay = if tool.read_only_hint == Some(true) {
+            arguments.clone()
+        } else {
+            None
+        };
+        let first = self.call_once(&connection, &tool.tool, arguments).await;
         match first {
             Err(e) if e.is_connection_lost() => {
                 *slot.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
@@ -614,7 +618,7 @@ impl McpHub {
                     ))
                 })?;
                 if tool.read_only_hint == Some(true) {
-                    let mut result = self.call_once(&rebuilt, &tool.tool, arguments).await?;
+                    let mut result = self.call_once(&rebuilt, &tool.tool, replay).await?;
                     result.recovery = Recovery::Replayed;
                     Ok(result)
                 } else {
@@ -655,7 +659,7 @@ impl McpHub {
                 });
             }
         };
-        let bytes = serde_json::to_vec(&result).map(|v| v.len()).unwrap_or(0);
+        let bytes = encoded_len(&result);
         if bytes > self.options.max_result_bytes {
             return Err(McpError::TooLarge {
                 tool: tool.to_owned(),
@@ -771,6 +775,25 @@ fn tools_of(spec: &ServerSpec, tools: &[Tool], live: bool) -> Vec<McpTool> {
 
 /// A result as text for the model: text blocks verbatim, other blocks
 /// described, structured content as JSON when there is no text.
+/// The size of `value` as JSON, counted without building the text.
+fn encoded_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
 fn result_text(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = Vec::new();
     for block in &result.content {
