@@ -270,6 +270,10 @@ fn main() {
                     std::thread::sleep(Duration::from_secs(120));
                     return;
                 }
+                if mode == "await-eof" {
+                    // No answer: only the end of stdin ends us.
+                    continue;
+                }
                 peer.result(&frame["id"], json!({"accepted": true}));
                 std::process::exit(0);
             }

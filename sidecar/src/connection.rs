@@ -3,6 +3,7 @@
 //! write-stall bound, strict inbound validation and the failure fan-out.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -118,6 +119,48 @@ struct Outbox {
     appended: u64,
     /// Close stdin once everything before this point is written.
     close: bool,
+    /// The writer holds bytes taken from here that are not all written yet:
+    /// nothing may be written past them.
+    writing: bool,
+    /// A second handle on the write end of the sidecar's stdin (the same
+    /// non-blocking pipe), so that a request sent while nothing else is in
+    /// flight is written at once by its caller: the sidecar starts on it
+    /// without waiting for the writer task's turn. Requests sent while
+    /// others are in flight are still gathered into one write by the writer
+    /// (writing each at once measured twice as slow with host and sidecar
+    /// on one CPU: every write woke the sidecar). Dropped together with the
+    /// writer's own handle, or the sidecar would never see EOF.
+    direct: Option<OwnedFd>,
+}
+
+/// Frames up to this size may be written by the caller (one pipe buffer);
+/// larger ones go to the writer, which writes them without moving bytes.
+const WRITE_THROUGH_MAX: usize = 64 * 1024;
+
+impl Outbox {
+    /// Writes what is waiting straight to the pipe when the writer is idle.
+    /// Returns the bytes written; what the pipe does not take (full, or
+    /// gone) stays for the writer, which waits, bounds the stall and
+    /// reports the failure.
+    fn write_through(&mut self) -> usize {
+        if self.writing || self.close || self.bytes.len() > WRITE_THROUGH_MAX {
+            return 0;
+        }
+        let Some(fd) = &self.direct else {
+            return 0;
+        };
+        match rustix::io::write(fd, &self.bytes) {
+            Ok(n) if n == self.bytes.len() => {
+                self.bytes.clear();
+                n
+            }
+            Ok(n) => {
+                self.bytes.drain(..n);
+                n
+            }
+            Err(_) => 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,7 +198,10 @@ impl Shared {
         let shared = Arc::new(Shared {
             plugin: w.plugin,
             tree: w.tree,
-            outbox: Mutex::new(Outbox::default()),
+            outbox: Mutex::new(Outbox {
+                direct: direct_handle(&w.stdin),
+                ..Outbox::default()
+            }),
             outbox_ready: Notify::new(),
             written: watch::channel(Progress::default()).0,
             queue,
@@ -289,16 +335,28 @@ impl Shared {
         Ok(seq)
     }
 
+    /// Counts what a caller wrote itself and wakes the writer for the rest.
+    fn after_append(&self, written: usize, drained: bool) {
+        if written > 0 {
+            self.written.send_modify(|p| p.written += written as u64);
+        }
+        if !drained {
+            self.outbox_ready.notify_one();
+        }
+    }
+
     /// Encodes a request straight into the writer's buffer (a reused one:
     /// a large payload is copied once, into memory already mapped) and
-    /// hands it to the writer, ahead of queued notifications.
+    /// hands it to the writer, ahead of queued notifications; `alone` (no
+    /// other call in flight) writes it at once when the writer is idle.
     fn send_request<P: Serialize + ?Sized>(
         &self,
         id: i64,
         method: &'static str,
         params: &P,
+        alone: bool,
     ) -> Result<(), CallError> {
-        {
+        let (written, drained) = {
             let mut outbox = lock(&self.outbox);
             if outbox.close {
                 return Err(CallError::Closed);
@@ -306,8 +364,10 @@ impl Shared {
             let len = encode_request_into(&mut outbox.bytes, Id::Number(id), method, params)
                 .map_err(|e| encode_failed(method, e))?;
             outbox.appended += len as u64;
-        }
-        self.outbox_ready.notify_one();
+            let written = if alone { outbox.write_through() } else { 0 };
+            (written, outbox.bytes.is_empty())
+        };
+        self.after_append(written, drained);
         Ok(())
     }
 
@@ -367,13 +427,14 @@ impl Shared {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        {
+        let alone = {
             let mut pending = lock(&self.pending);
             if let Some(closed) = &pending.closed {
                 return Err(closed.error());
             }
             pending.calls.insert(id, tx);
-        }
+            pending.calls.len() == 1
+        };
         let remove = RemoveOnDrop { shared: self, id };
         let violations = self.violations.load(Ordering::Acquire);
         // `extension/shutdown` goes behind the notifications already queued
@@ -384,7 +445,7 @@ impl Shared {
                     .map_err(|e| encode_failed(method, e))?,
             )
         } else {
-            self.send_request(id, method, params)?;
+            self.send_request(id, method, params, alone)?;
             None
         };
         let outcome = tokio::time::timeout(timeout, async {
@@ -784,10 +845,12 @@ async fn run_writer(
     stall: Duration,
 ) {
     const BATCH: usize = 1 << 20;
+    let _direct = DropDirectHandle(Arc::clone(&shared));
     let mut buf: Vec<u8> = Vec::new();
     loop {
         let (direct, close) = {
             let mut outbox = lock(&shared.outbox);
+            outbox.writing = true;
             let direct = outbox.bytes.len() as u64;
             if buf.is_empty() {
                 // The two buffers trade places: no copy, and the outbox
@@ -805,6 +868,7 @@ async fn run_writer(
             }
         }
         if buf.is_empty() {
+            lock(&shared.outbox).writing = false;
             if close || shared.is_down() {
                 break;
             }
@@ -829,9 +893,30 @@ async fn run_writer(
         if direct > 0 {
             shared.written.send_modify(|p| p.written += direct);
         }
+        lock(&shared.outbox).writing = false;
     }
+    lock(&shared.outbox).direct = None;
     drop(stdin);
     shared.written.send_modify(|p| p.stopped = true);
+}
+
+/// The callers' handle on stdin, made non-blocking (it shares the pipe's
+/// flags with the writer's handle, which tokio made non-blocking already);
+/// without one every frame goes through the writer.
+fn direct_handle(stdin: &ChildStdin) -> Option<OwnedFd> {
+    let fd = rustix::io::dup(stdin).ok()?;
+    rustix::io::ioctl_fionbio(&fd, true).ok()?;
+    Some(fd)
+}
+
+/// Drops the callers' stdin handle however the writer ends (aborted
+/// included), so that closing the writer's handle is the sidecar's EOF.
+struct DropDirectHandle(Arc<Shared>);
+
+impl Drop for DropDirectHandle {
+    fn drop(&mut self) {
+        lock(&self.0.outbox).direct = None;
+    }
 }
 
 async fn write_all_bounded(

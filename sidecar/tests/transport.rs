@@ -752,6 +752,27 @@ async fn queued_events_are_written_before_the_shutdown_request() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "100");
 }
 
+/// A request sent alone is written by its caller through a second handle
+/// on stdin; closing stdin must still reach the sidecar as EOF (that handle
+/// must not keep the pipe open).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdin_closes_at_shutdown_after_requests_written_by_their_callers() {
+    let sidecar = start(&["await-eof"]).await;
+    for _ in 0..3 {
+        let outcome = sidecar
+            .intercept(HookPoint::ToolBefore, action("continue"), T)
+            .await
+            .unwrap();
+        assert_eq!(outcome.decision, Decision::Continue);
+    }
+    let report = sidecar.shutdown_within(Duration::from_millis(300)).await;
+    assert_eq!(report.accepted, None, "await-eof never answers shutdown");
+    assert!(
+        report.exited_in_grace,
+        "the sidecar did not see EOF on stdin: {report:?}"
+    );
+}
+
 #[tokio::test]
 async fn sidecar_ignoring_shutdown_is_killed() {
     let sidecar = start(&["ignore-shutdown"]).await;
