@@ -335,10 +335,23 @@ impl Shared {
         Ok(seq)
     }
 
+    /// Counts bytes written. Only someone waiting for a frame to be written
+    /// (a response, closing stdin) subscribes; with nobody subscribed the
+    /// count changes without waking anyone (a wake-up of every waiter list
+    /// per write cost more than the rest of the write bookkeeping). A
+    /// subscriber arriving meanwhile reads the count under the same lock,
+    /// so it sees the new value either way.
+    fn advance_written(&self, bytes: u64) {
+        self.written.send_if_modified(|p| {
+            p.written += bytes;
+            self.written.receiver_count() > 0
+        });
+    }
+
     /// Counts what a caller wrote itself and wakes the writer for the rest.
     fn after_append(&self, written: usize, drained: bool) {
         if written > 0 {
-            self.written.send_modify(|p| p.written += written as u64);
+            self.advance_written(written as u64);
         }
         if !drained {
             self.outbox_ready.notify_one();
@@ -891,7 +904,7 @@ async fn run_writer(
             buf = Vec::new();
         }
         if direct > 0 {
-            shared.written.send_modify(|p| p.written += direct);
+            shared.advance_written(direct);
         }
         lock(&shared.outbox).writing = false;
     }
