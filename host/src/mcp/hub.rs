@@ -773,8 +773,6 @@ fn tools_of(spec: &ServerSpec, tools: &[Tool], live: bool) -> Vec<McpTool> {
         .collect()
 }
 
-/// A result as text for the model: text blocks verbatim, other blocks
-/// described, structured content as JSON when there is no text.
 /// The size of `value` as JSON, counted without building the text.
 fn encoded_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
@@ -794,6 +792,8 @@ fn encoded_len(value: &impl serde::Serialize) -> usize {
     }
 }
 
+/// A result as text for the model: text blocks verbatim, other blocks
+/// described, structured content as JSON when there is no text.
 fn result_text(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = Vec::new();
     for block in &result.content {

@@ -348,12 +348,8 @@ impl Dispatcher {
     where
         T: Serialize + DeserializeOwned,
     {
-        // The nil check comes first and inline: nothing else is built.
-        let plan = &self.plans[point.index()];
-        if plan.strategy.is_none() && plan.chain.is_empty() {
-            return Intercepting::ready(point, payload);
-        }
-        self.start(point, payload, plan.strategy, || point.slot())
+        let strategy = self.plans[point.index()].strategy;
+        self.start(point, payload, strategy, || point.slot())
     }
 
     /// Intercept a tool point (`tool.before` / `tool.after`) with the owner
@@ -372,6 +368,9 @@ impl Dispatcher {
         })
     }
 
+    /// The nil check, inline so that nothing else is built on the nil
+    /// path; the chain is set up out of line.
+    #[inline]
     fn start<T: Serialize>(
         &self,
         point: HookPoint,
@@ -382,8 +381,19 @@ impl Dispatcher {
         if strategy.is_none() && self.plans[point.index()].chain.is_empty() {
             return Intercepting::ready(point, payload);
         }
+        self.chain(point, payload, strategy, slot())
+    }
+
+    #[inline(never)]
+    fn chain<T: Serialize>(
+        &self,
+        point: HookPoint,
+        payload: T,
+        strategy: Option<usize>,
+        slot: Option<Slot>,
+    ) -> Intercepting<'_, T> {
         let chain: BoxFuture<'_, _> = match serde_json::value::to_raw_value(&payload) {
-            Ok(current) => Box::pin(self.run(point, current, strategy, slot())),
+            Ok(current) => Box::pin(self.run(point, current, strategy, slot)),
             Err(error) => Box::pin(ready(Err(DispatchError::Encode {
                 point: point.as_str(),
                 why: error.to_string(),
