@@ -328,22 +328,42 @@ struct SpawnJob {
     reply: oneshot::Sender<io::Result<Child>>,
 }
 
-/// Forks from one thread that lives as long as the process: the guard's
+/// How many processes may be in `spawn` at once: each spawn blocks its
+/// thread until the child has exec'd (tens to hundreds of microseconds of
+/// kernel work per child), so one thread serialises a generation's starts;
+/// as many threads as cores (at most the four concurrent starts of a
+/// generation, spec §4.3) let them overlap.
+fn spawner_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Forks from threads that live as long as the process: the guard's
 /// parent-death signal fires when the *thread* that forked it exits, so a
 /// short-lived runtime thread would kill healthy sidecars.
 async fn spawn_on_stable_thread(command: Command) -> io::Result<Child> {
     static SPAWNER: OnceLock<mpsc::Sender<SpawnJob>> = OnceLock::new();
     let sender = SPAWNER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnJob>();
-        std::thread::Builder::new()
-            .name("reasonix-sidecar-spawner".into())
-            .spawn(move || {
-                for mut job in rx {
-                    let _entered = job.runtime.enter();
-                    let _ = job.reply.send(job.command.spawn());
-                }
-            })
-            .expect("spawner thread starts");
+        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+        for _ in 0..spawner_threads() {
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name("reasonix-sidecar-spawner".into())
+                .spawn(move || {
+                    loop {
+                        // One idle thread waits in `recv`, the others on the
+                        // lock; the lock is released before spawning.
+                        let job = rx
+                            .lock()
+                            .map_err(|_| ())
+                            .and_then(|rx| rx.recv().map_err(|_| ()));
+                        let Ok(mut job) = job else { return };
+                        let _entered = job.runtime.enter();
+                        let _ = job.reply.send(job.command.spawn());
+                    }
+                })
+                .expect("spawner thread starts");
+        }
         tx
     });
     let (reply, answer) = oneshot::channel();
