@@ -106,14 +106,14 @@ async fn every_decision_at_every_point() {
             match decision {
                 "continue" => {
                     let ruling = result.expect(&at);
-                    assert_eq!(ruling.outcome, Outcome::Continue, "{at}");
-                    assert!(!ruling.replaced, "{at}");
+                    assert_eq!(*ruling.outcome(), Outcome::Continue, "{at}");
+                    assert!(!ruling.replaced(), "{at}");
                     assert_eq!(ruling.payload, host_payload(point), "{at}");
                 }
                 "block" => {
                     let ruling = result.expect(&at);
                     assert_eq!(
-                        ruling.outcome,
+                        *ruling.outcome(),
                         Outcome::Blocked {
                             plugin: "judge".into(),
                             reason: "stop here".into()
@@ -123,13 +123,13 @@ async fn every_decision_at_every_point() {
                 }
                 "replace" => {
                     let ruling = result.expect(&at);
-                    assert!(ruling.replaced, "{at}");
+                    assert!(ruling.replaced(), "{at}");
                     assert_eq!(ruling.payload, valid_payload(point), "{at}");
-                    assert_eq!(ruling.steps[0].result, StepResult::Replaced, "{at}");
+                    assert_eq!(ruling.steps()[0].result, StepResult::Replaced, "{at}");
                 }
                 "invalid" | "missing" => {
                     let error = result.expect_err(&at);
-                    let DispatchError::MemberFailed { plugin, why, .. } = &error else {
+                    let DispatchError::MemberFailed { plugin, why, .. } = &*error else {
                         panic!("{at}: {error:?}")
                     };
                     assert_eq!(plugin, "judge");
@@ -138,7 +138,7 @@ async fn every_decision_at_every_point() {
                 "allow" | "deny" if permission => {
                     let ruling = result.expect(&at);
                     assert_eq!(
-                        ruling.outcome,
+                        *ruling.outcome(),
                         Outcome::Permission {
                             plugin: "judge".into(),
                             allow: decision == "allow",
@@ -183,7 +183,7 @@ async fn an_optional_plugin_breaking_the_contract_is_skipped_and_warned_once() {
             .unwrap_or_else(|e| panic!("{}: {e}", point.as_str()));
         if point != HookPoint::PermissionDecision {
             assert!(
-                matches!(ruling.steps[0].result, StepResult::Skipped { .. }),
+                matches!(ruling.steps()[0].result, StepResult::Skipped { .. }),
                 "{}",
                 point.as_str()
             );

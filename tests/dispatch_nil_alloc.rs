@@ -67,9 +67,9 @@ fn nil_dispatcher_allocates_nothing_per_hook_point() {
     );
     assert_eq!(rulings.len(), HookPoint::ALL.len());
     for (i, ruling) in rulings.iter().enumerate() {
-        assert_eq!(ruling.outcome, Outcome::Continue);
-        assert!(!ruling.replaced);
-        assert!(ruling.steps.is_empty());
+        assert_eq!(*ruling.outcome(), Outcome::Continue);
+        assert!(!ruling.replaced());
+        assert!(ruling.steps().is_empty());
         assert_eq!(ruling.payload.text, format!("payload {i}"));
     }
 }

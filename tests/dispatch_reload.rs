@@ -252,7 +252,7 @@ async fn optional_runtime_that_fails_to_start_degrades_and_a_required_one_fails_
         .await
         .unwrap();
     assert_eq!(ruling.payload, json!({"text": "x-a"}));
-    assert_eq!(ruling.outcome, Outcome::Continue);
+    assert_eq!(*ruling.outcome(), Outcome::Continue);
     generation.retire().await;
 
     let env = Env::new();

@@ -122,23 +122,48 @@ pub enum Outcome {
 }
 
 /// The result of intercepting one point.
+///
+/// What the chain decided sits behind one box that is absent when nothing
+/// ran: the nil path hands back little more than the payload, so it costs
+/// a few moves, not a copy of a verdict nobody gave.
 #[derive(Debug, Clone)]
 pub struct Ruling<T> {
     pub payload: T,
-    pub replaced: bool,
-    pub outcome: Outcome,
-    pub steps: Vec<ChainStep>,
+    verdict: Option<Box<Verdict>>,
 }
+
+#[derive(Debug, Clone)]
+struct Verdict {
+    replaced: bool,
+    outcome: Outcome,
+    steps: Vec<ChainStep>,
+}
+
+static CONTINUE: Outcome = Outcome::Continue;
 
 impl<T> Ruling<T> {
     /// The payload as it came: nothing ran.
+    #[inline(always)]
     fn untouched(payload: T) -> Ruling<T> {
         Ruling {
             payload,
-            replaced: false,
-            outcome: Outcome::Continue,
-            steps: Vec::new(),
+            verdict: None,
         }
+    }
+
+    /// Whether a member replaced the payload.
+    pub fn replaced(&self) -> bool {
+        self.verdict.as_ref().is_some_and(|d| d.replaced)
+    }
+
+    /// The overall ruling (`Continue` when nothing ran).
+    pub fn outcome(&self) -> &Outcome {
+        self.verdict.as_ref().map_or(&CONTINUE, |d| &d.outcome)
+    }
+
+    /// The decision chain, in the order it ran.
+    pub fn steps(&self) -> &[ChainStep] {
+        self.verdict.as_ref().map_or(&[], |d| &d.steps)
     }
 }
 
@@ -343,7 +368,7 @@ impl Dispatcher {
     ///
     /// With nothing subscribed the returned future is ready at once and
     /// holds only the payload (the nil path); otherwise it runs the chain.
-    #[inline]
+    #[inline(always)]
     pub fn intercept<T>(&self, point: HookPoint, payload: T) -> Intercepting<'_, T>
     where
         T: Serialize + DeserializeOwned,
@@ -370,7 +395,7 @@ impl Dispatcher {
 
     /// The nil check, inline so that nothing else is built on the nil
     /// path; the chain is set up out of line.
-    #[inline]
+    #[inline(always)]
     fn start<T: Serialize>(
         &self,
         point: HookPoint,
@@ -677,9 +702,9 @@ impl<'a, T> Intercepting<'a, T> {
 impl<T> Unpin for Intercepting<'_, T> {}
 
 impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
-    type Output = Result<Ruling<T>, DispatchError>;
+    type Output = Result<Ruling<T>, Box<DispatchError>>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let run = match this.chain.as_mut() {
@@ -708,7 +733,7 @@ fn settle<T: DeserializeOwned>(
     point: HookPoint,
     original: T,
     run: Result<ChainRun, DispatchError>,
-) -> Result<Ruling<T>, DispatchError> {
+) -> Result<Ruling<T>, Box<DispatchError>> {
     run.and_then(|run| {
         let replaced = run.replacement.is_some();
         let payload = match run.replacement {
@@ -739,11 +764,14 @@ fn settle<T: DeserializeOwned>(
         };
         Ok(Ruling {
             payload,
-            replaced,
-            outcome: run.outcome,
-            steps: run.steps,
+            verdict: Some(Box::new(Verdict {
+                replaced,
+                outcome: run.outcome,
+                steps: run.steps,
+            })),
         })
     })
+    .map_err(Box::new)
 }
 
 #[cfg(test)]
@@ -788,9 +816,9 @@ mod tests {
         for point in HookPoint::ALL {
             let ruling = d.intercept(point, json!({"text": "hi"})).await.unwrap();
             assert_eq!(ruling.payload, json!({"text": "hi"}));
-            assert!(!ruling.replaced);
-            assert_eq!(ruling.outcome, Outcome::Continue);
-            assert!(ruling.steps.is_empty());
+            assert!(!ruling.replaced());
+            assert_eq!(*ruling.outcome(), Outcome::Continue);
+            assert!(ruling.steps().is_empty());
             d.observe(point, &json!({}));
         }
     }
@@ -823,7 +851,7 @@ mod tests {
             .intercept(P::InputReceive, json!({"text": "x"}))
             .await
             .unwrap();
-        let order: Vec<_> = ruling.steps.iter().map(|s| s.plugin.as_str()).collect();
+        let order: Vec<_> = ruling.steps().iter().map(|s| s.plugin.as_str()).collect();
         assert_eq!(order, vec!["zeta", "alpha", "beta", "aaa"]);
     }
 
@@ -844,7 +872,7 @@ mod tests {
             .intercept(P::InputReceive, json!({"text": "orig"}))
             .await
             .unwrap();
-        assert!(ruling.replaced);
+        assert!(ruling.replaced());
         assert_eq!(ruling.payload, json!({"text": "from a"}));
         assert_eq!(second_rt.seen()[0].1, r#"{"text":"from a"}"#);
     }
@@ -867,7 +895,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            ruling.outcome,
+            *ruling.outcome(),
             Outcome::Blocked {
                 plugin: "a".into(),
                 reason: "no[31m way".into()
@@ -886,7 +914,7 @@ mod tests {
             .unwrap_err();
         let DispatchError::MemberFailed {
             plugin, class, why, ..
-        } = &error
+        } = &*error
         else {
             panic!("{error:?}")
         };
@@ -901,7 +929,10 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(ruling.payload, json!({"text": "x"}));
-            assert!(matches!(ruling.steps[0].result, StepResult::Skipped { .. }));
+            assert!(matches!(
+                ruling.steps()[0].result,
+                StepResult::Skipped { .. }
+            ));
         }
         assert_eq!(d.diagnostics().warnings().len(), 1);
     }
@@ -948,7 +979,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            ruling.outcome,
+            *ruling.outcome(),
             Outcome::Permission {
                 plugin: "ft".into(),
                 allow: true,
@@ -978,8 +1009,11 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(ruling.outcome, Outcome::Continue);
-        assert!(matches!(ruling.steps[0].result, StepResult::Refused { .. }));
+        assert_eq!(*ruling.outcome(), Outcome::Continue);
+        assert!(matches!(
+            ruling.steps()[0].result,
+            StepResult::Refused { .. }
+        ));
         let audit = d.diagnostics().audit_entries();
         assert!(!audit[0].applied);
 
@@ -996,7 +1030,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            ruling.outcome,
+            *ruling.outcome(),
             Outcome::Permission {
                 plugin: "wasm".into(),
                 allow: false,
@@ -1039,7 +1073,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(ruling.payload["prompt"], "owner");
-        assert_eq!(ruling.steps.last().unwrap().role, StepRole::Strategy);
+        assert_eq!(ruling.steps().last().unwrap().role, StepRole::Strategy);
         // The owner saw the chain's replacement and was called once.
         assert_eq!(owner_rt.seen().len(), 1);
         assert!(owner_rt.seen()[0].1.contains("chain"));
@@ -1063,14 +1097,14 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(ruling.payload, payload);
-        assert!(!ruling.replaced);
+        assert!(!ruling.replaced());
 
         let error = dispatcher(vec![owner(block("mine"))])
             .intercept(P::ContextPrepare, payload.clone())
             .await
             .unwrap_err();
         assert!(
-            matches!(error, DispatchError::StrategyBlocked { ref slot, .. } if slot == "context"),
+            matches!(*error, DispatchError::StrategyBlocked { ref slot, .. } if slot == "context"),
             "{error:?}"
         );
 
@@ -1081,7 +1115,7 @@ mod tests {
                 .unwrap_err();
             assert!(
                 matches!(
-                    error,
+                    *error,
                     DispatchError::MemberFailed {
                         class: "slot owner",
                         ..
@@ -1108,7 +1142,7 @@ mod tests {
             .intercept_tool(P::ToolBefore, "shell", json!({"name": "shell"}))
             .await
             .unwrap();
-        assert_eq!(ruling.steps.len(), 1);
+        assert_eq!(ruling.steps().len(), 1);
         assert_eq!(owner_rt.seen().len(), 1);
     }
 
@@ -1130,8 +1164,8 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(ruling.payload, json!({"text": "ok"}));
-        let StepResult::Skipped { why } = &ruling.steps[0].result else {
-            panic!("{:?}", ruling.steps)
+        let StepResult::Skipped { why } = &ruling.steps()[0].result else {
+            panic!("{:?}", ruling.steps())
         };
         assert!(why.contains("5000 ms"), "{why}");
 
@@ -1231,7 +1265,7 @@ mod tests {
                 },
             )
             .await;
-        let Err(DispatchError::MemberFailed { plugin, class, .. }) = result else {
+        let Err(DispatchError::MemberFailed { plugin, class, .. }) = result.map_err(|e| *e) else {
             panic!("expected a violation")
         };
         assert_eq!((plugin.as_str(), class), ("a", "replacer"));

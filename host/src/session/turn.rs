@@ -175,9 +175,9 @@ impl<'a> Recorder<'a> {
         self.push_point(PointRecord {
             point: point.as_str(),
             tool: tool.map(str::to_string),
-            steps: ruling.steps.clone(),
-            replaced: ruling.replaced,
-            outcome: ruling.outcome.clone(),
+            steps: ruling.steps().to_vec(),
+            replaced: ruling.replaced(),
+            outcome: ruling.outcome().clone(),
             note,
         });
     }
@@ -214,17 +214,17 @@ impl<'a> Recorder<'a> {
     {
         match self.generation.dispatcher.intercept(point, payload).await {
             Ok(ruling) => {
-                let text = if ruling.replaced {
+                let text = if ruling.replaced() {
                     note(&ruling.payload)
                 } else {
                     None
                 };
                 self.record(point, None, &ruling, text);
-                if let Outcome::Blocked { plugin, reason } = ruling.outcome {
+                if let Outcome::Blocked { plugin, reason } = ruling.outcome() {
                     return Err(Stop::Blocked {
                         point: point.as_str(),
-                        plugin,
-                        reason,
+                        plugin: plugin.clone(),
+                        reason: reason.clone(),
                     });
                 }
                 Ok(ruling.payload)
@@ -617,11 +617,11 @@ impl<'a> Turn<'a> {
         {
             Ok(ruling) => {
                 let note = ruling
-                    .replaced
+                    .replaced()
                     .then(|| format!("arguments → {}", short(&ruling.payload.arguments)));
                 self.rec
                     .record(HookPoint::ToolBefore, Some(&target.name), &ruling, note);
-                if let Outcome::Blocked { plugin, reason } = &ruling.outcome {
+                if let Outcome::Blocked { plugin, reason } = ruling.outcome() {
                     let result = format!("blocked by {plugin}: {reason}");
                     return Ok(blocked(self, plugin.clone(), result));
                 }
@@ -722,7 +722,7 @@ impl<'a> Turn<'a> {
                 .await
             {
                 Ok(ruling) => {
-                    match &ruling.outcome {
+                    match ruling.outcome() {
                         Outcome::Permission { allow, plugin, .. } => {
                             if *allow != allowed {
                                 decided_by = Some(plugin.clone());
@@ -782,11 +782,11 @@ impl<'a> Turn<'a> {
         {
             Ok(ruling) => {
                 let note = ruling
-                    .replaced
+                    .replaced()
                     .then(|| format!("result → {}", short(&ruling.payload.result)));
                 self.rec
                     .record(HookPoint::ToolAfter, Some(&tool), &ruling, note);
-                if let Outcome::Blocked { plugin, reason } = &ruling.outcome {
+                if let Outcome::Blocked { plugin, reason } = ruling.outcome() {
                     ToolAfterPayload {
                         result: format!("result withheld by {plugin}: {reason}"),
                         is_error: true,

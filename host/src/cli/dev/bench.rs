@@ -313,7 +313,7 @@ async fn measure_point(
         }
         if i + 1 == warm_up + iterations {
             outcome = match ruling {
-                Ok(ruling) => outcome_name(&ruling.outcome).into(),
+                Ok(ruling) => outcome_name(ruling.outcome()).into(),
                 Err(e) => format!("failed: {}", clean_text(&e.to_string())),
             };
         }
