@@ -404,7 +404,7 @@ impl Dispatcher {
         slot: impl FnOnce() -> Option<Slot>,
     ) -> Intercepting<'_, T> {
         if strategy.is_none() && self.plans[point.index()].chain.is_empty() {
-            return Intercepting::ready(point, payload);
+            return Intercepting::ready(payload);
         }
         self.chain(point, payload, strategy, slot())
     }
@@ -425,7 +425,6 @@ impl Dispatcher {
             }))),
         };
         Intercepting {
-            point,
             payload: Some(payload),
             chain: Some(chain),
         }
@@ -663,6 +662,7 @@ impl Dispatcher {
         }
 
         Ok(ChainRun {
+            point,
             replacement: replaced.then_some(current),
             outcome,
             steps,
@@ -673,6 +673,7 @@ impl Dispatcher {
 /// What the chain came to, before the replacement is decoded into the
 /// host's type.
 struct ChainRun {
+    point: HookPoint,
     replacement: Option<Box<RawValue>>,
     outcome: Outcome,
     steps: Vec<ChainStep>,
@@ -683,15 +684,13 @@ struct ChainRun {
 /// works on the encoded payload alone, so `T` need not be `Send` for the
 /// chain to run on any thread (the future is `Send` exactly when `T` is).
 pub struct Intercepting<'a, T> {
-    point: HookPoint,
     payload: Option<T>,
     chain: Option<BoxFuture<'a, Result<ChainRun, DispatchError>>>,
 }
 
 impl<'a, T> Intercepting<'a, T> {
-    fn ready(point: HookPoint, payload: T) -> Intercepting<'a, T> {
+    fn ready(payload: T) -> Intercepting<'a, T> {
         Intercepting {
-            point,
             payload: Some(payload),
             chain: None,
         }
@@ -720,7 +719,7 @@ impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
         };
         this.chain = None;
         let original = this.payload.take().expect(POLLED_AGAIN);
-        Poll::Ready(settle(this.point, original, run))
+        Poll::Ready(settle(original, run))
     }
 }
 
@@ -730,7 +729,6 @@ const POLLED_AGAIN: &str = "`Intercepting` polled after completion";
 /// nil path never gets here).
 #[inline(never)]
 fn settle<T: DeserializeOwned>(
-    point: HookPoint,
     original: T,
     run: Result<ChainRun, DispatchError>,
 ) -> Result<Ruling<T>, Box<DispatchError>> {
@@ -752,7 +750,7 @@ fn settle<T: DeserializeOwned>(
                         .unwrap_or_default();
                     return Err(DispatchError::MemberFailed {
                         class: "replacer",
-                        point: point.as_str(),
+                        point: run.point.as_str(),
                         why: clean_text(&format!(
                             "replacement does not fit the host payload: {error}"
                         )),
