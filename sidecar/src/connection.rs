@@ -123,19 +123,27 @@ struct Outbox {
     /// nothing may be written past them.
     writing: bool,
     /// A second handle on the write end of the sidecar's stdin (the same
-    /// non-blocking pipe), so that a request sent while nothing else is in
-    /// flight is written at once by its caller: the sidecar starts on it
-    /// without waiting for the writer task's turn. Requests sent while
-    /// others are in flight are still gathered into one write by the writer
-    /// (writing each at once measured twice as slow with host and sidecar
-    /// on one CPU: every write woke the sidecar). Dropped together with the
-    /// writer's own handle, or the sidecar would never see EOF.
+    /// non-blocking pipe), so that callers write requests themselves while
+    /// the writer task is idle: a request sent while nothing else is in
+    /// flight goes at once, and requests sent while others are in flight
+    /// go a page at a time, so the sidecar starts on a burst while the host
+    /// is still encoding its tail. Writing every frame at once measured
+    /// twice as slow with host and sidecar on one CPU (every write woke the
+    /// sidecar). Dropped together with the writer's own handle, or the
+    /// sidecar would never see EOF.
     direct: Option<OwnedFd>,
 }
 
-/// Frames up to this size may be written by the caller (one pipe buffer);
-/// larger ones go to the writer, which writes them without moving bytes.
-const WRITE_THROUGH_MAX: usize = 64 * 1024;
+/// What callers have gathered is written by them only up to this size:
+/// what the pipe does not take is moved to the front of the buffer, so
+/// this bounds the bytes moved; a larger burst goes to the writer, which
+/// writes it without moving bytes.
+const WRITE_THROUGH_MAX: usize = 256 * 1024;
+
+/// While other calls are in flight, a caller writes what has gathered once
+/// it reaches a page (one pipe buffer slot): one wake-up of the sidecar per
+/// page of work rather than per frame.
+const WRITE_THROUGH_PAGE: usize = 4096;
 
 impl Outbox {
     /// Writes what is waiting straight to the pipe when the writer is idle.
@@ -360,8 +368,9 @@ impl Shared {
 
     /// Encodes a request straight into the writer's buffer (a reused one:
     /// a large payload is copied once, into memory already mapped) and
-    /// hands it to the writer, ahead of queued notifications; `alone` (no
-    /// other call in flight) writes it at once when the writer is idle.
+    /// hands it to the writer, ahead of queued notifications. When the
+    /// writer is idle the caller writes it through itself: at once when
+    /// `alone` (no other call in flight), else once a page has gathered.
     fn send_request<P: Serialize + ?Sized>(
         &self,
         id: i64,
@@ -377,7 +386,11 @@ impl Shared {
             let len = encode_request_into(&mut outbox.bytes, Id::Number(id), method, params)
                 .map_err(|e| encode_failed(method, e))?;
             outbox.appended += len as u64;
-            let written = if alone { outbox.write_through() } else { 0 };
+            let written = if alone || outbox.bytes.len() >= WRITE_THROUGH_PAGE {
+                outbox.write_through()
+            } else {
+                0
+            };
             (written, outbox.bytes.is_empty())
         };
         self.after_append(written, drained);

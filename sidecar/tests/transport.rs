@@ -515,6 +515,39 @@ async fn concurrent_requests_in_both_directions() {
     sidecar.shutdown().await;
 }
 
+/// Calls put in flight from one task are written by their callers a page
+/// at a time while the writer idles, by the writer otherwise, and partly by
+/// both when the pipe fills: whatever the split, every frame arrives whole
+/// and in order, and every answer reaches its own caller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_written_by_callers_and_writer_keep_every_frame_whole() {
+    use futures::StreamExt;
+    let sidecar = start(&["good"]).await;
+    for round in 0..3 {
+        // Frames from a few bytes to just under the inline limit (64 KiB,
+        // beyond which payloads are externalised): bursts of megabytes,
+        // past the pipe (64 KiB) and past what callers write themselves.
+        let mut calls: futures::stream::FuturesUnordered<_> = (0..96usize)
+            .map(|n| {
+                let pad = "x".repeat((n * 7919 + round * 131) % 65_000);
+                let payload = serde_json::json!({"action": "echo", "n": n, "pad": pad});
+                let sidecar = &sidecar;
+                async move {
+                    let out = sidecar
+                        .intercept(HookPoint::ToolBefore, raw(payload.clone()), T)
+                        .await
+                        .unwrap();
+                    let back: serde_json::Value =
+                        serde_json::from_str(out.replacement.unwrap().get()).unwrap();
+                    assert_eq!(back, payload, "call {n} of round {round}");
+                }
+            })
+            .collect();
+        while calls.next().await.is_some() {}
+    }
+    sidecar.shutdown().await;
+}
+
 // ------------------------------------------------------- other host calls
 
 struct Ui;
