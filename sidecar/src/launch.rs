@@ -322,6 +322,10 @@ fn kill_group(group: Pid) {
     }
 }
 
+/// How long an ended tree's leader may take to exit, before its group is
+/// killed and again after that (every launcher's reap budget).
+pub const REAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 struct SpawnJob {
     command: Command,
     runtime: tokio::runtime::Handle,

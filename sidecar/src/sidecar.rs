@@ -37,8 +37,7 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(10);
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Wait for exit after stdin is closed.
 pub const EXIT_GRACE: Duration = Duration::from_millis(750);
-/// Reap budget after the kill.
-pub const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::launch::REAP_TIMEOUT;
 /// `extension/provider/stream/cancel` bound (best effort).
 pub const STREAM_CANCEL_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a failed start waits for stderr to drain into the tail.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reasonix_sidecar::Guard;
-use reasonix_sidecar::launch::{ProcessTree, ResolvedCommand};
+use reasonix_sidecar::launch::{ProcessTree, REAP_TIMEOUT, ResolvedCommand};
 use reasonix_sidecar::stderr_tail::StderrTail;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
@@ -63,9 +63,6 @@ impl Drop for ProcessGroup {
         self.tree.end();
     }
 }
-
-/// How long a stopped tree's leader may take to exit.
-const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What connecting needs besides the spec.
 #[derive(Clone)]
