@@ -142,7 +142,10 @@ const WRITE_THROUGH_MAX: usize = 256 * 1024;
 
 /// While other calls are in flight, a caller writes what has gathered once
 /// it reaches a page (one pipe buffer slot): one wake-up of the sidecar per
-/// page of work rather than per frame.
+/// page of work rather than per frame. Measured at 32 in flight, 100 B:
+/// unpinned 0.52-0.64x of the echo floor without it, 0.75-0.80x with it;
+/// with host and sidecar pinned to one CPU it costs (1.0x to 0.9x), as
+/// each page's write wakes the sidecar there; smaller pages cost more.
 const WRITE_THROUGH_PAGE: usize = 4096;
 
 impl Outbox {
