@@ -108,7 +108,7 @@ async fn every_decision_at_every_point() {
                     let ruling = result.expect(&at);
                     assert_eq!(*ruling.outcome(), Outcome::Continue, "{at}");
                     assert!(!ruling.replaced(), "{at}");
-                    assert_eq!(ruling.payload, host_payload(point), "{at}");
+                    assert_eq!(*ruling.payload(), host_payload(point), "{at}");
                 }
                 "block" => {
                     let ruling = result.expect(&at);
@@ -124,7 +124,7 @@ async fn every_decision_at_every_point() {
                 "replace" => {
                     let ruling = result.expect(&at);
                     assert!(ruling.replaced(), "{at}");
-                    assert_eq!(ruling.payload, valid_payload(point), "{at}");
+                    assert_eq!(*ruling.payload(), valid_payload(point), "{at}");
                     assert_eq!(ruling.steps()[0].result, StepResult::Replaced, "{at}");
                 }
                 "invalid" | "missing" => {
@@ -187,7 +187,7 @@ async fn an_optional_plugin_breaking_the_contract_is_skipped_and_warned_once() {
                 "{}",
                 point.as_str()
             );
-            assert_eq!(ruling.payload, host_payload(point));
+            assert_eq!(*ruling.payload(), host_payload(point));
         }
     }
     assert_eq!(generation.diagnostics.warnings().len(), 1);

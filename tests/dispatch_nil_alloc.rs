@@ -70,7 +70,7 @@ fn nil_dispatcher_allocates_nothing_per_hook_point() {
         assert_eq!(*ruling.outcome(), Outcome::Continue);
         assert!(!ruling.replaced());
         assert!(ruling.steps().is_empty());
-        assert_eq!(ruling.payload.text, format!("payload {i}"));
+        assert_eq!(ruling.payload().text, format!("payload {i}"));
     }
 }
 

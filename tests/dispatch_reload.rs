@@ -65,7 +65,7 @@ async fn reload_during_a_turn_is_queued_once_and_runs_when_the_turn_ends() {
         .intercept(HookPoint::InputReceive, json!({"text": "x"}))
         .await
         .unwrap();
-    assert_eq!(ruling.payload, json!({"text": "x-a"}));
+    assert_eq!(*ruling.payload(), json!({"text": "x-a"}));
     assert_eq!(host.current().number, 1);
     let outcome = host.end_turn(pin).await;
     let Some(ReloadOutcome::Swapped(report)) = outcome else {
@@ -108,7 +108,7 @@ async fn failed_reload_keeps_the_old_generation_untouched_and_serving() {
         .intercept(HookPoint::InputReceive, json!({"text": "x"}))
         .await
         .unwrap();
-    assert_eq!(ruling.payload, json!({"text": "x-a"}));
+    assert_eq!(*ruling.payload(), json!({"text": "x-a"}));
 
     // Fixed again: the reload swaps, and the old sidecar is retired after
     // the new one was started.
@@ -133,7 +133,7 @@ async fn failed_reload_keeps_the_old_generation_untouched_and_serving() {
         .intercept(HookPoint::InputReceive, json!({"text": "x"}))
         .await
         .unwrap();
-    assert_eq!(ruling.payload, json!({"text": "x-c"}));
+    assert_eq!(*ruling.payload(), json!({"text": "x-c"}));
     host.shutdown().await;
 }
 
@@ -251,7 +251,7 @@ async fn optional_runtime_that_fails_to_start_degrades_and_a_required_one_fails_
         .intercept(HookPoint::InputReceive, json!({"text": "x"}))
         .await
         .unwrap();
-    assert_eq!(ruling.payload, json!({"text": "x-a"}));
+    assert_eq!(*ruling.payload(), json!({"text": "x-a"}));
     assert_eq!(*ruling.outcome(), Outcome::Continue);
     generation.retire().await;
 

@@ -123,17 +123,22 @@ pub enum Outcome {
 
 /// The result of intercepting one point.
 ///
-/// What the chain decided sits behind one box that is absent when nothing
-/// ran: the nil path hands back little more than the payload, so it costs
-/// a few moves, not a copy of a verdict nobody gave.
+/// When nothing ran it is the payload alone (no larger than `T` where `T`
+/// has a niche, as every payload struct holding a `String` does); what a
+/// chain decided travels in one box beside the payload. The nil path so
+/// hands back exactly what it was given and drops nothing.
 #[derive(Debug, Clone)]
-pub struct Ruling<T> {
-    pub payload: T,
-    verdict: Option<Box<Verdict>>,
+pub struct Ruling<T>(Settled<T>);
+
+#[derive(Debug, Clone)]
+enum Settled<T> {
+    Untouched(T),
+    Decided(Box<Verdict<T>>),
 }
 
 #[derive(Debug, Clone)]
-struct Verdict {
+struct Verdict<T> {
+    payload: T,
     replaced: bool,
     outcome: Outcome,
     steps: Vec<ChainStep>,
@@ -145,25 +150,45 @@ impl<T> Ruling<T> {
     /// The payload as it came: nothing ran.
     #[inline(always)]
     fn untouched(payload: T) -> Ruling<T> {
-        Ruling {
-            payload,
-            verdict: None,
+        Ruling(Settled::Untouched(payload))
+    }
+
+    /// The payload the chain came to (the host's own when nothing ran).
+    pub fn payload(&self) -> &T {
+        match &self.0 {
+            Settled::Untouched(payload) => payload,
+            Settled::Decided(verdict) => &verdict.payload,
+        }
+    }
+
+    /// The payload, taken out of the ruling.
+    #[inline(always)]
+    pub fn into_payload(self) -> T {
+        match self.0 {
+            Settled::Untouched(payload) => payload,
+            Settled::Decided(verdict) => verdict.payload,
         }
     }
 
     /// Whether a member replaced the payload.
     pub fn replaced(&self) -> bool {
-        self.verdict.as_ref().is_some_and(|d| d.replaced)
+        matches!(&self.0, Settled::Decided(verdict) if verdict.replaced)
     }
 
     /// The overall ruling (`Continue` when nothing ran).
     pub fn outcome(&self) -> &Outcome {
-        self.verdict.as_ref().map_or(&CONTINUE, |d| &d.outcome)
+        match &self.0 {
+            Settled::Untouched(_) => &CONTINUE,
+            Settled::Decided(verdict) => &verdict.outcome,
+        }
     }
 
     /// The decision chain, in the order it ran.
     pub fn steps(&self) -> &[ChainStep] {
-        self.verdict.as_ref().map_or(&[], |d| &d.steps)
+        match &self.0 {
+            Settled::Untouched(_) => &[],
+            Settled::Decided(verdict) => &verdict.steps,
+        }
     }
 }
 
@@ -404,29 +429,26 @@ impl Dispatcher {
         slot: impl FnOnce() -> Option<Slot>,
     ) -> Intercepting<'_, T> {
         if strategy.is_none() && self.plans[point.index()].chain.is_empty() {
-            return Intercepting::ready(payload);
+            return Intercepting(Stage::Nil(payload));
         }
-        self.chain(point, payload, strategy, slot())
+        let chain = self.chain(point, &payload, strategy, slot());
+        Intercepting(Stage::Chain(Box::new(Running { payload, chain })))
     }
 
     #[inline(never)]
     fn chain<T: Serialize>(
         &self,
         point: HookPoint,
-        payload: T,
+        payload: &T,
         strategy: Option<usize>,
         slot: Option<Slot>,
-    ) -> Intercepting<'_, T> {
-        let chain: BoxFuture<'_, _> = match serde_json::value::to_raw_value(&payload) {
+    ) -> BoxFuture<'_, Result<ChainRun, DispatchError>> {
+        match serde_json::value::to_raw_value(payload) {
             Ok(current) => Box::pin(self.run(point, current, strategy, slot)),
             Err(error) => Box::pin(ready(Err(DispatchError::Encode {
                 point: point.as_str(),
                 why: error.to_string(),
             }))),
-        };
-        Intercepting {
-            payload: Some(payload),
-            chain: Some(chain),
         }
     }
 
@@ -683,18 +705,19 @@ struct ChainRun {
 /// payload and is ready at once; otherwise it drives the boxed chain, which
 /// works on the encoded payload alone, so `T` need not be `Send` for the
 /// chain to run on any thread (the future is `Send` exactly when `T` is).
-pub struct Intercepting<'a, T> {
-    payload: Option<T>,
-    chain: Option<BoxFuture<'a, Result<ChainRun, DispatchError>>>,
+pub struct Intercepting<'a, T>(Stage<'a, T>);
+
+/// No larger than the payload where `T` has a niche (the two other stages
+/// fit beside it): the nil path moves exactly what `ready(payload)` would.
+enum Stage<'a, T> {
+    Nil(T),
+    Chain(Box<Running<'a, T>>),
+    Done,
 }
 
-impl<'a, T> Intercepting<'a, T> {
-    fn ready(payload: T) -> Intercepting<'a, T> {
-        Intercepting {
-            payload: Some(payload),
-            chain: None,
-        }
-    }
+struct Running<'a, T> {
+    payload: T,
+    chain: BoxFuture<'a, Result<ChainRun, DispatchError>>,
 }
 
 // The payload is moved out, never pinned.
@@ -706,20 +729,18 @@ impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let run = match this.chain.as_mut() {
+        match std::mem::replace(&mut this.0, Stage::Done) {
             // The nil path: kept small so that it inlines into the caller.
-            None => {
-                let payload = this.payload.take().expect(POLLED_AGAIN);
-                return Poll::Ready(Ok(Ruling::untouched(payload)));
-            }
-            Some(chain) => match chain.as_mut().poll(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(run) => run,
+            Stage::Nil(payload) => Poll::Ready(Ok(Ruling::untouched(payload))),
+            Stage::Chain(mut running) => match running.chain.as_mut().poll(cx) {
+                Poll::Pending => {
+                    this.0 = Stage::Chain(running);
+                    Poll::Pending
+                }
+                Poll::Ready(run) => Poll::Ready(settle(running.payload, run)),
             },
-        };
-        this.chain = None;
-        let original = this.payload.take().expect(POLLED_AGAIN);
-        Poll::Ready(settle(original, run))
+            Stage::Done => panic!("{POLLED_AGAIN}"),
+        }
     }
 }
 
@@ -760,14 +781,12 @@ fn settle<T: DeserializeOwned>(
                 }
             },
         };
-        Ok(Ruling {
+        Ok(Ruling(Settled::Decided(Box::new(Verdict {
             payload,
-            verdict: Some(Box::new(Verdict {
-                replaced,
-                outcome: run.outcome,
-                steps: run.steps,
-            })),
-        })
+            replaced,
+            outcome: run.outcome,
+            steps: run.steps,
+        }))))
     })
     .map_err(Box::new)
 }
@@ -807,13 +826,28 @@ mod tests {
         Dispatcher::new(members, slots, Arc::new(Diagnostics::new()))
     }
 
+    #[test]
+    fn nil_path_values_are_no_larger_than_the_payload() {
+        use reasonix_protocol::payloads::InputPayload;
+        let payload = std::mem::size_of::<InputPayload>();
+        assert_eq!(
+            std::mem::size_of::<Intercepting<'_, InputPayload>>(),
+            payload
+        );
+        assert_eq!(std::mem::size_of::<Ruling<InputPayload>>(), payload);
+        assert_eq!(
+            std::mem::size_of::<Result<Ruling<InputPayload>, Box<DispatchError>>>(),
+            payload
+        );
+    }
+
     #[tokio::test]
     async fn nil_dispatcher_passes_everything_through() {
         let d = Dispatcher::nil();
         assert!(d.is_nil());
         for point in HookPoint::ALL {
             let ruling = d.intercept(point, json!({"text": "hi"})).await.unwrap();
-            assert_eq!(ruling.payload, json!({"text": "hi"}));
+            assert_eq!(*ruling.payload(), json!({"text": "hi"}));
             assert!(!ruling.replaced());
             assert_eq!(*ruling.outcome(), Outcome::Continue);
             assert!(ruling.steps().is_empty());
@@ -871,7 +905,7 @@ mod tests {
             .await
             .unwrap();
         assert!(ruling.replaced());
-        assert_eq!(ruling.payload, json!({"text": "from a"}));
+        assert_eq!(*ruling.payload(), json!({"text": "from a"}));
         assert_eq!(second_rt.seen()[0].1, r#"{"text":"from a"}"#);
     }
 
@@ -926,7 +960,7 @@ mod tests {
                 .intercept(P::InputReceive, json!({"text": "x"}))
                 .await
                 .unwrap();
-            assert_eq!(ruling.payload, json!({"text": "x"}));
+            assert_eq!(*ruling.payload(), json!({"text": "x"}));
             assert!(matches!(
                 ruling.steps()[0].result,
                 StepResult::Skipped { .. }
@@ -1070,7 +1104,7 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(ruling.payload["prompt"], "owner");
+        assert_eq!(ruling.payload()["prompt"], "owner");
         assert_eq!(ruling.steps().last().unwrap().role, StepRole::Strategy);
         // The owner saw the chain's replacement and was called once.
         assert_eq!(owner_rt.seen().len(), 1);
@@ -1094,7 +1128,7 @@ mod tests {
             .intercept(P::ContextPrepare, payload.clone())
             .await
             .unwrap();
-        assert_eq!(ruling.payload, payload);
+        assert_eq!(*ruling.payload(), payload);
         assert!(!ruling.replaced());
 
         let error = dispatcher(vec![owner(block("mine"))])
@@ -1161,7 +1195,7 @@ mod tests {
             .intercept(P::InputReceive, json!({"text": "x"}))
             .await
             .unwrap();
-        assert_eq!(ruling.payload, json!({"text": "ok"}));
+        assert_eq!(*ruling.payload(), json!({"text": "ok"}));
         let StepResult::Skipped { why } = &ruling.steps()[0].result else {
             panic!("{:?}", ruling.steps())
         };

@@ -215,7 +215,7 @@ impl<'a> Recorder<'a> {
         match self.generation.dispatcher.intercept(point, payload).await {
             Ok(ruling) => {
                 let text = if ruling.replaced() {
-                    note(&ruling.payload)
+                    note(ruling.payload())
                 } else {
                     None
                 };
@@ -227,7 +227,7 @@ impl<'a> Recorder<'a> {
                         reason: reason.clone(),
                     });
                 }
-                Ok(ruling.payload)
+                Ok(ruling.into_payload())
             }
             Err(error) => Err(self.failure(point, None, &error)),
         }
@@ -618,14 +618,14 @@ impl<'a> Turn<'a> {
             Ok(ruling) => {
                 let note = ruling
                     .replaced()
-                    .then(|| format!("arguments → {}", short(&ruling.payload.arguments)));
+                    .then(|| format!("arguments → {}", short(&ruling.payload().arguments)));
                 self.rec
                     .record(HookPoint::ToolBefore, Some(&target.name), &ruling, note);
                 if let Outcome::Blocked { plugin, reason } = ruling.outcome() {
                     let result = format!("blocked by {plugin}: {reason}");
                     return Ok(blocked(self, plugin.clone(), result));
                 }
-                ruling.payload
+                ruling.into_payload()
             }
             Err(error) => {
                 return Err(self
@@ -783,17 +783,22 @@ impl<'a> Turn<'a> {
             Ok(ruling) => {
                 let note = ruling
                     .replaced()
-                    .then(|| format!("result → {}", short(&ruling.payload.result)));
+                    .then(|| format!("result → {}", short(&ruling.payload().result)));
                 self.rec
                     .record(HookPoint::ToolAfter, Some(&tool), &ruling, note);
-                if let Outcome::Blocked { plugin, reason } = ruling.outcome() {
-                    ToolAfterPayload {
-                        result: format!("result withheld by {plugin}: {reason}"),
-                        is_error: true,
-                        ..ruling.payload
+                let withheld = match ruling.outcome() {
+                    Outcome::Blocked { plugin, reason } => {
+                        Some(format!("result withheld by {plugin}: {reason}"))
                     }
-                } else {
-                    ruling.payload
+                    _ => None,
+                };
+                match withheld {
+                    Some(result) => ToolAfterPayload {
+                        result,
+                        is_error: true,
+                        ..ruling.into_payload()
+                    },
+                    None => ruling.into_payload(),
                 }
             }
             Err(error) => {
