@@ -355,18 +355,39 @@ fn main() {
     peer::serve_if_requested();
     if let Ok(bytes) = std::env::var("SIDECAR_BENCH_PROFILE_IN_FLIGHT") {
         // Only the 32-in-flight sidecar loop (payload of that many bytes,
-        // default 100), for a profiler.
+        // default 100), for a profiler; with `SIDECAR_BENCH_PROFILE_FLOOR`
+        // set, the echo floor's loop. The loop's own rate goes to stderr.
         let size = bytes.parse().unwrap_or(100);
         let batches = (2_000_000_000 / size.max(100) / IN_FLIGHT).clamp(100, 20_000);
+        let floor = std::env::var_os("SIDECAR_BENCH_PROFILE_FLOOR").is_some();
         let rt = runtime();
-        in_task(&rt, async move {
-            let sidecar = Arc::new(start().await);
-            let p = payload(size);
+        let elapsed = in_task(&rt, async move {
+            let (mut echo, sidecar) = if floor {
+                (Some(Echo::spawn().await), None)
+            } else {
+                (None, Some(Arc::new(start().await)))
+            };
+            let (p, frame) = (payload(size), intercept_frame(&payload(size)));
+            let t = Instant::now();
             for _ in 0..batches {
-                intercepts(&sidecar, &p, IN_FLIGHT).await;
+                match (&mut echo, &sidecar) {
+                    (Some(echo), _) => echo.round_trips(&frame, IN_FLIGHT).await,
+                    (_, Some(sidecar)) => intercepts(sidecar, &p, IN_FLIGHT).await,
+                    _ => unreachable!(),
+                }
             }
-            sidecar.shutdown().await;
+            let elapsed = t.elapsed();
+            if let Some(sidecar) = sidecar {
+                sidecar.shutdown().await;
+            }
+            elapsed
         });
+        let calls = batches * IN_FLIGHT;
+        eprintln!(
+            "{} {calls} calls in {elapsed:.2?}: {:.0} calls/s",
+            if floor { "echo floor" } else { "sidecar" },
+            calls as f64 / elapsed.as_secs_f64()
+        );
         return;
     }
     // `SIDECAR_BENCH_ONLY_TABLES=1` skips criterion and prints the tables.
