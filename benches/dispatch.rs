@@ -24,8 +24,8 @@
 //! Every loop runs inside a runtime task, where a session's turn runs. The
 //! sidecars and echo children are this bench binary itself
 //! (`support/peer.rs`). Read sidecar figures as ratios to the floor
-//! measured in the same run (see ENGINEERING_NOTES: process wake-ups
-//! dominate unpinned).
+//! measured in the same run: unpinned, process wake-ups across CPUs
+//! dominate both, and what they cost varies by machine and by run.
 
 #[path = "support/peer.rs"]
 mod peer;

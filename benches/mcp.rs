@@ -6,9 +6,10 @@
 //! and the proxy (parse, enablement, identity and live-hint checks, the
 //! permission question, rmcp's service loop).
 //!
-//! Stdio latency depends on CPU placement (ENGINEERING_NOTES): run it both
-//! pinned (`taskset -c 0 cargo bench -p reasonix --bench mcp`) and unpinned
-//! and read the ratio. The server is built here (release, into
+//! Stdio latency depends on CPU placement (a wake-up across CPUs costs far
+//! more than one on the same CPU, by an amount that varies by machine): run
+//! it both pinned (`taskset -c 0 cargo bench -p reasonix --bench mcp`) and
+//! unpinned and read the ratio. The server is built here (release, into
 //! `target/examples-e2e`) when missing, so `cargo bench` alone suffices.
 
 use std::path::PathBuf;

@@ -8,9 +8,10 @@
 //! - throughput with 32 calls in flight;
 //! - spawn + handshake of 1, 4 and 8 sidecars.
 //!
-//! Stdio latency depends on CPU placement (ENGINEERING_NOTES): run it both
-//! pinned (`taskset -c 0 cargo bench -p reasonix-sidecar`) and unpinned and
-//! read the ratios.
+//! Stdio latency depends on CPU placement (a wake-up across CPUs costs far
+//! more than one on the same CPU, by an amount that varies by machine): run
+//! it both pinned (`taskset -c 0 cargo bench -p reasonix-sidecar`) and
+//! unpinned and read the ratios.
 
 #[path = "support/peer.rs"]
 mod peer;
