@@ -363,25 +363,25 @@ fn main() {
         let floor = std::env::var_os("SIDECAR_BENCH_PROFILE_FLOOR").is_some();
         let rt = runtime();
         let elapsed = in_task(&rt, async move {
-            let (mut echo, sidecar) = if floor {
-                (Some(Echo::spawn().await), None)
-            } else {
-                (None, Some(Arc::new(start().await)))
-            };
-            let (p, frame) = (payload(size), intercept_frame(&payload(size)));
-            let t = Instant::now();
-            for _ in 0..batches {
-                match (&mut echo, &sidecar) {
-                    (Some(echo), _) => echo.round_trips(&frame, IN_FLIGHT).await,
-                    (_, Some(sidecar)) => intercepts(sidecar, &p, IN_FLIGHT).await,
-                    _ => unreachable!(),
+            let p = payload(size);
+            if floor {
+                let mut echo = Echo::spawn().await;
+                let frame = intercept_frame(&p);
+                let t = Instant::now();
+                for _ in 0..batches {
+                    echo.round_trips(&frame, IN_FLIGHT).await;
                 }
-            }
-            let elapsed = t.elapsed();
-            if let Some(sidecar) = sidecar {
+                t.elapsed()
+            } else {
+                let sidecar = start().await;
+                let t = Instant::now();
+                for _ in 0..batches {
+                    intercepts(&sidecar, &p, IN_FLIGHT).await;
+                }
+                let elapsed = t.elapsed();
                 sidecar.shutdown().await;
+                elapsed
             }
-            elapsed
         });
         let calls = batches * IN_FLIGHT;
         eprintln!(

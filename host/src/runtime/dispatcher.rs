@@ -739,12 +739,10 @@ impl<T: DeserializeOwned> Future for Intercepting<'_, T> {
                 }
                 Poll::Ready(run) => Poll::Ready(settle(running.payload, run)),
             },
-            Stage::Done => panic!("{POLLED_AGAIN}"),
+            Stage::Done => panic!("`Intercepting` polled after completion"),
         }
     }
 }
-
-const POLLED_AGAIN: &str = "`Intercepting` polled after completion";
 
 /// Decode what the chain came to into the host's type (out of line: the
 /// nil path never gets here).

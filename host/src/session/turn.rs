@@ -786,19 +786,16 @@ impl<'a> Turn<'a> {
                     .then(|| format!("result → {}", short(&ruling.payload().result)));
                 self.rec
                     .record(HookPoint::ToolAfter, Some(&tool), &ruling, note);
-                let withheld = match ruling.outcome() {
+                match ruling.outcome() {
                     Outcome::Blocked { plugin, reason } => {
-                        Some(format!("result withheld by {plugin}: {reason}"))
+                        let result = format!("result withheld by {plugin}: {reason}");
+                        ToolAfterPayload {
+                            result,
+                            is_error: true,
+                            ..ruling.into_payload()
+                        }
                     }
-                    _ => None,
-                };
-                match withheld {
-                    Some(result) => ToolAfterPayload {
-                        result,
-                        is_error: true,
-                        ..ruling.into_payload()
-                    },
-                    None => ruling.into_payload(),
+                    _ => ruling.into_payload(),
                 }
             }
             Err(error) => {
