@@ -372,6 +372,29 @@ fn extension_tool_runs_after_the_permission_check_and_a_deny_stops_it() {
 }
 
 #[test]
+fn a_block_at_tool_after_withholds_the_result_and_marks_it_an_error() {
+    let env = Env::new();
+    let tools = json!([{"name": "lookup", "description": "Look a word up",
+                        "inputSchema": {"type": "object"}, "readOnly": true}]);
+    env.add(
+        "gloss",
+        json!({"capabilities": ["tools"], "tools": tools, "intercepts": ["tool.after"]}),
+        json!({"tools": ["lookup"],
+               "toolResults": {"lookup": {"echoArguments": true}},
+               "subscriptions": ["tool.after"],
+               "intercept": {"tool.after": {"decision": "block", "reason": "not for you"}}}),
+    );
+    let run = env.turn(&["--input", "define", "--call", "ext__gloss__lookup={}"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let call = &run.report["toolCalls"][0];
+    assert_eq!(
+        call["result"], "result withheld by gloss: not for you",
+        "{call}"
+    );
+    assert_eq!(call["isError"], true);
+}
+
+#[test]
 fn full_trust_allow_over_a_host_deny_is_applied_and_audited() {
     let env = Env::new();
     env.add(
